@@ -1,0 +1,13 @@
+//! The pure domain of brain: memory items and their validation, scopes, token counting,
+//! redaction, scoring, the context assembler and the vault marker parser.
+//!
+//! Nothing in this crate does IO, reads the clock or the environment: "now", budgets and
+//! token counters are passed in by the caller.
+
+pub mod item;
+pub mod scope;
+pub mod time;
+
+pub use item::{Item, ItemDraft, Kind, Severity, Status, ValidationError};
+pub use scope::Scope;
+pub use time::Timestamp;

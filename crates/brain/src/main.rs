@@ -1,0 +1,2 @@
+//! The brain binary.
+fn main() {}
