@@ -11,3 +11,8 @@ pub mod time;
 pub use item::{Item, ItemDraft, Kind, Severity, Status, ValidationError};
 pub use scope::Scope;
 pub use time::Timestamp;
+
+pub mod assemble;
+pub mod redact;
+pub mod tokens;
+pub mod vault;

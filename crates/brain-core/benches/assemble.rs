@@ -1,0 +1,4 @@
+//! Benchmark: assembling context from many items.
+fn main() {
+    divan::main();
+}

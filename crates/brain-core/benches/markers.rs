@@ -1,0 +1,4 @@
+//! Benchmark: marker parsing throughput.
+fn main() {
+    divan::main();
+}

@@ -1,0 +1,1 @@
+//! The context assembler: plans of budgeted sections (SPEC §4).

@@ -1,0 +1,1 @@
+//! Redaction of secrets before storage (SPEC §9).

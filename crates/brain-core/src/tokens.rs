@@ -1,0 +1,1 @@
+//! Token counting and truncation (SPEC §3).
