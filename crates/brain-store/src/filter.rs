@@ -1,0 +1,37 @@
+//! Query shapes shared by every backend.
+
+use brain_core::{Item, Kind, Scope, Status};
+
+/// Which items a list, count or search covers. Empty vectors mean "any".
+#[derive(Clone, Debug, Default)]
+pub struct ItemFilter {
+    /// `None`: every scope.
+    pub scopes: Option<Vec<Scope>>,
+    pub kinds: Vec<Kind>,
+    pub statuses: Vec<Status>,
+    /// Items carrying every one of these tags.
+    pub tags: Vec<String>,
+    pub pinned: Option<bool>,
+    pub limit: Option<usize>,
+    pub offset: usize,
+}
+
+/// One search result: the item and its BM25 relevance (higher is better; comparable only
+/// within one result list).
+#[derive(Clone, Debug)]
+pub struct SearchHit {
+    pub item: Item,
+    pub score: f64,
+}
+
+/// What a store check found.
+#[derive(Clone, Debug, Default)]
+pub struct StoreStats {
+    pub schema_version: i64,
+    pub items: u64,
+    pub generation: u64,
+    pub by_status: Vec<(String, u64)>,
+    /// Problems found; empty when healthy.
+    pub problems: Vec<String>,
+    pub journal_mode: String,
+}

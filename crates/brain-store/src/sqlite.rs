@@ -1,0 +1,533 @@
+//! The embedded SQLite backend: bundled SQLite, WAL, FTS5 BM25, versioned migrations.
+//!
+//! Concurrency model: every write runs in a `BEGIN IMMEDIATE` transaction, so the write lock
+//! is taken before anything is read and a read-modify-write can never interleave with
+//! another process's write. Waiting for the lock is bounded by the busy timeout. Callers that
+//! read an item earlier (an editor, an HTTP client with `If-Match`) pass the version they
+//! read, and a mismatch is a `Conflict`, never a silent overwrite.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use brain_core::time::{format_timestamp, parse_timestamp};
+use brain_core::{Item, Scope, Timestamp};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params_from_iter};
+
+use crate::{ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
+
+/// The shipped migrations, in order. Never edit one that has shipped: append a new one.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/sqlite/0001_init.sql")];
+
+/// Default wait for another process's write lock.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+const COLUMNS: &str = "id, scope, kind, schema_key, title, content, rationale, confidence, importance, status, \
+    severity, pinned, pin_priority, stable, strength, decay_rate, tags, files, evidence, dedup_hint, supersedes, \
+    superseded_by, valid_from, valid_until, source, created_at, updated_at, last_accessed_at, access_count, \
+    review_due_at, review_count, tokens, version";
+
+/// BM25 column weights, in index order: title, content, tags, files, schema_key. A match in
+/// the title or tags says more about what an item is than one deep in its content.
+const BM25_WEIGHTS: &str = "10.0, 1.0, 5.0, 2.0, 3.0";
+
+/// At most this many words of a query reach the index.
+const MAX_QUERY_TERMS: usize = 32;
+
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+}
+
+/// A write transaction: the only way to change items.
+pub struct WriteTx<'conn> {
+    tx: rusqlite::Transaction<'conn>,
+    path: &'conn Path,
+    changed: bool,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`. With `create`, a missing file is created and migrated;
+    /// without it, a missing file is `StoreError::Missing`.
+    pub fn open(path: &Path, create: bool) -> StoreResult<SqliteStore> {
+        SqliteStore::open_with_timeout(path, create, DEFAULT_BUSY_TIMEOUT)
+    }
+
+    /// `open` with an explicit bound on waiting for another writer.
+    pub fn open_with_timeout(path: &Path, create: bool, busy_timeout: Duration) -> StoreResult<SqliteStore> {
+        if !create && !path.exists() {
+            return Err(StoreError::Missing { path: path.to_path_buf() });
+        }
+        let sqlite_error = |err| StoreError::from_sqlite(path, err);
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
+        let connection = Connection::open_with_flags(path, flags).map_err(sqlite_error)?;
+        connection.busy_timeout(busy_timeout).map_err(sqlite_error)?;
+        // Reading the schema version is the first real read: a file that is not a database
+        // fails here with a clear error.
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(sqlite_error)?;
+        let known = MIGRATIONS.len() as i64;
+        if version > known {
+            return Err(StoreError::TooNew { path: path.to_path_buf(), found: version, known });
+        }
+        let readonly = connection.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        if !readonly {
+            // WAL lets readers (hooks, the server) run while one process writes; FULL makes
+            // every acknowledged commit durable.
+            let _mode: String =
+                connection.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(sqlite_error)?;
+            connection.execute_batch("PRAGMA synchronous = FULL;").map_err(sqlite_error)?;
+        }
+        let mut store = SqliteStore { path: path.to_path_buf(), connection: Mutex::new(connection) };
+        if version < known {
+            if readonly {
+                return Err(StoreError::ReadOnly {
+                    path: path.to_path_buf(),
+                    detail: "the schema needs upgrading but the file is read-only".into(),
+                });
+            }
+            store.migrate()?;
+        }
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> StoreResult<()> {
+        let path = self.path.clone();
+        let connection = self.connection.get_mut().unwrap_or_else(|poison| poison.into_inner());
+        let tx = connection
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|err| StoreError::from_sqlite(&path, err))?;
+        // Re-read inside the lock: another process may have migrated meanwhile.
+        let version: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|err| StoreError::from_sqlite(&path, err))?;
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+            tx.execute_batch(sql).map_err(|err| StoreError::from_sqlite(&path, err))?;
+            tx.execute_batch(&format!("PRAGMA user_version = {}", index + 1))
+                .map_err(|err| StoreError::from_sqlite(&path, err))?;
+        }
+        tx.commit().map_err(|err| StoreError::from_sqlite(&path, err))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        // A poisoned lock only means another thread panicked mid-call; SQLite rolled back.
+        self.connection.lock().unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn sqlite_error(&self, err: rusqlite::Error) -> StoreError {
+        StoreError::from_sqlite(&self.path, err)
+    }
+
+    /// Runs `change` in one `BEGIN IMMEDIATE` transaction and commits it when it returns Ok.
+    /// Any error rolls everything back.
+    pub fn write<T>(&self, change: impl FnOnce(&mut WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        let mut connection = self.lock();
+        let tx =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
+        let mut write = WriteTx { tx, path: &self.path, changed: false };
+        let value = change(&mut write)?;
+        if write.changed {
+            write
+                .tx
+                .execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'", [])
+                .map_err(|e| self.sqlite_error(e))?;
+        }
+        write.tx.commit().map_err(|e| self.sqlite_error(e))?;
+        Ok(value)
+    }
+
+    pub fn insert_all(&self, items: &[Item], progress: &mut dyn FnMut(usize)) -> StoreResult<()> {
+        self.write(|tx| {
+            for (index, item) in items.iter().enumerate() {
+                tx.insert(item)?;
+                if (index + 1) % 1000 == 0 {
+                    progress(index + 1);
+                }
+            }
+            progress(items.len());
+            Ok(())
+        })
+    }
+
+    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+        let connection = self.lock();
+        get_item(&connection, &self.path, id)
+    }
+
+    pub fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {
+        let (where_sql, mut values) = filter_sql(filter, "");
+        let mut sql = format!("SELECT {COLUMNS} FROM items{where_sql} ORDER BY updated_at DESC, id DESC");
+        push_limit(&mut sql, &mut values, filter);
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+        let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+        let mut items = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+            items.push(row_to_item(row, 0, &self.path)?);
+        }
+        Ok(items)
+    }
+
+    pub fn count(&self, filter: &ItemFilter) -> StoreResult<u64> {
+        let (where_sql, values) = filter_sql(filter, "");
+        let sql = format!("SELECT count(*) FROM items{where_sql}");
+        let connection = self.lock();
+        connection
+            .query_row(&sql, params_from_iter(values), |row| row.get::<_, i64>(0))
+            .map(|count| count as u64)
+            .map_err(|e| self.sqlite_error(e))
+    }
+
+    pub fn search(&self, query: &str, filter: &ItemFilter) -> StoreResult<Vec<SearchHit>> {
+        let match_expression = fts_query(query)?;
+        let (where_sql, mut filter_values) = filter_sql(filter, "i.");
+        let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
+        let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
+        let mut sql = format!(
+            "SELECT {columns}, bm25(items_fts, {BM25_WEIGHTS}) AS rank FROM items_fts \
+             JOIN items i ON i.seq = items_fts.rowid WHERE items_fts MATCH ?{where_sql} ORDER BY rank, i.id"
+        );
+        let mut values = vec![Value::Text(match_expression)];
+        values.append(&mut filter_values);
+        push_limit(&mut sql, &mut values, filter);
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+        let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+        let mut hits = Vec::new();
+        let column_count = COLUMNS.split(", ").count();
+        while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+            let item = row_to_item(row, 0, &self.path)?;
+            let rank: f64 = row.get(column_count).map_err(|e| self.sqlite_error(e))?;
+            // SQLite's bm25() is negative (lower is better); report the usual positive form.
+            hits.push(SearchHit { item, score: -rank });
+        }
+        Ok(hits)
+    }
+
+    /// Bumps access counters without touching `version` or the write generation: being read
+    /// is not an edit, must not make an editor's version stale, and must not invalidate
+    /// cached documents.
+    pub fn record_access(&self, ids: &[String], now: Timestamp) -> StoreResult<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut connection = self.lock();
+        let tx =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
+        {
+            let mut statement = tx
+                .prepare_cached("UPDATE items SET access_count = access_count + 1, last_accessed_at = ?1 WHERE id = ?2")
+                .map_err(|e| self.sqlite_error(e))?;
+            let stamp = format_timestamp(now);
+            for id in ids {
+                statement.execute(rusqlite::params![stamp, id]).map_err(|e| self.sqlite_error(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.sqlite_error(e))
+    }
+
+    pub fn generation(&self) -> StoreResult<u64> {
+        let connection = self.lock();
+        connection
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |row| row.get::<_, i64>(0))
+            .map(|value| value as u64)
+            .map_err(|e| self.sqlite_error(e))
+    }
+
+    pub fn check(&self) -> StoreResult<StoreStats> {
+        let connection = self.lock();
+        let error = |e| StoreError::from_sqlite(&self.path, e);
+        let mut stats = StoreStats {
+            schema_version: connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(error)?,
+            journal_mode: connection.query_row("PRAGMA journal_mode", [], |row| row.get(0)).map_err(error)?,
+            ..StoreStats::default()
+        };
+        let mut statement = connection.prepare("PRAGMA integrity_check").map_err(error)?;
+        let messages: Vec<String> =
+            statement.query_map([], |row| row.get(0)).map_err(error)?.collect::<Result<_, _>>().map_err(error)?;
+        stats.problems.extend(messages.into_iter().filter(|m| m != "ok").map(|m| format!("integrity: {m}")));
+        if let Err(err) = connection.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')", []) {
+            stats.problems.push(format!("search index: {err} (rebuild with `brain doctor --repair`)"));
+        }
+        stats.items =
+            connection.query_row("SELECT count(*) FROM items", [], |row| row.get::<_, i64>(0)).map_err(error)? as u64;
+        stats.generation = connection
+            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |row| row.get::<_, i64>(0))
+            .map_err(error)? as u64;
+        let mut statement =
+            connection.prepare("SELECT status, count(*) FROM items GROUP BY status ORDER BY status").map_err(error)?;
+        stats.by_status = statement
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64)))
+            .map_err(error)?
+            .collect::<Result<_, _>>()
+            .map_err(error)?;
+        Ok(stats)
+    }
+
+    /// Rebuilds the full-text index from the items (repairs a damaged index).
+    pub fn rebuild_search_index(&self) -> StoreResult<()> {
+        self.write(|tx| {
+            tx.tx
+                .execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')", [])
+                .map_err(|e| StoreError::from_sqlite(tx.path, e))?;
+            Ok(())
+        })
+    }
+}
+
+impl WriteTx<'_> {
+    fn error(&self, err: rusqlite::Error) -> StoreError {
+        StoreError::from_sqlite(self.path, err)
+    }
+
+    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+        get_item(&self.tx, self.path, id)
+    }
+
+    /// The item, or `NotFound`.
+    pub fn require(&self, id: &str) -> StoreResult<Item> {
+        self.get(id)?.ok_or_else(|| StoreError::NotFound { id: id.to_string() })
+    }
+
+    pub fn insert(&mut self, item: &Item) -> StoreResult<()> {
+        let mut statement = self
+            .tx
+            .prepare_cached(&format!(
+                "INSERT INTO items ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+                 ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
+            ))
+            .map_err(|e| self.error(e))?;
+        match statement.execute(params_from_iter(item_values(item))) {
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(failure, _))
+                if failure.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                return Err(StoreError::AlreadyExists { id: item.id.clone() });
+            }
+            Err(err) => return Err(self.error(err)),
+        }
+        drop(statement);
+        self.changed = true;
+        Ok(())
+    }
+
+    /// Writes `item` over the stored one. With `expected_version`, the stored version must
+    /// match or the write is a `Conflict`. The stored version becomes the old one + 1 and
+    /// the written item (with its new version) is returned.
+    pub fn update(&mut self, item: &Item, expected_version: Option<u64>) -> StoreResult<Item> {
+        let current = self.require(&item.id)?;
+        if let Some(expected) = expected_version
+            && expected != current.version
+        {
+            return Err(StoreError::Conflict { id: item.id.clone(), expected, actual: current.version });
+        }
+        let mut written = item.clone();
+        written.version = current.version + 1;
+        let assignments: String = COLUMNS
+            .split(", ")
+            .enumerate()
+            .skip(1)
+            .map(|(index, column)| format!("{column} = ?{}", index + 1))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("UPDATE items SET {assignments} WHERE id = ?1 AND version = ?34");
+        let mut values = item_values(&written);
+        values.push(Value::Integer(current.version as i64));
+        let changed = self.tx.execute(&sql, params_from_iter(values)).map_err(|e| self.error(e))?;
+        if changed != 1 {
+            // Impossible under the IMMEDIATE lock; kept so a future backend cannot lose a write.
+            return Err(StoreError::Conflict { id: item.id.clone(), expected: current.version, actual: 0 });
+        }
+        self.changed = true;
+        Ok(written)
+    }
+
+    /// Erases an item for good. Returns whether it existed.
+    pub fn delete(&mut self, id: &str) -> StoreResult<bool> {
+        let removed = self.tx.execute("DELETE FROM items WHERE id = ?1", [id]).map_err(|e| self.error(e))?;
+        self.changed |= removed > 0;
+        Ok(removed > 0)
+    }
+}
+
+fn get_item(connection: &Connection, path: &Path, id: &str) -> StoreResult<Option<Item>> {
+    let mut statement = connection
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM items WHERE id = ?1"))
+        .map_err(|e| StoreError::from_sqlite(path, e))?;
+    let row = statement
+        .query_row([id], |row| Ok(row_to_item(row, 0, path)))
+        .optional()
+        .map_err(|e| StoreError::from_sqlite(path, e))?;
+    row.transpose()
+}
+
+fn push_limit(sql: &mut String, values: &mut Vec<Value>, filter: &ItemFilter) {
+    let limit = filter.limit.map(|limit| limit as i64).unwrap_or(-1);
+    sql.push_str(" LIMIT ? OFFSET ?");
+    values.push(Value::Integer(limit));
+    values.push(Value::Integer(filter.offset as i64));
+}
+
+/// Builds ` WHERE …` (or an empty string) and its parameters for a filter; `prefix` qualifies
+/// column names (`"i."` inside a join).
+fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<Value> = Vec::new();
+    let mut any_of = |column: &str, texts: Vec<String>, clauses: &mut Vec<String>| {
+        if texts.is_empty() {
+            return;
+        }
+        let marks = vec!["?"; texts.len()].join(", ");
+        clauses.push(format!("{prefix}{column} IN ({marks})"));
+        values.extend(texts.into_iter().map(Value::Text));
+    };
+    if let Some(scopes) = &filter.scopes {
+        if scopes.is_empty() {
+            clauses.push("0".into());
+        }
+        any_of("scope", scopes.iter().map(Scope::to_string).collect(), &mut clauses);
+    }
+    any_of("kind", filter.kinds.iter().map(|k| k.as_str().to_string()).collect(), &mut clauses);
+    any_of("status", filter.statuses.iter().map(|s| s.as_str().to_string()).collect(), &mut clauses);
+    for tag in &filter.tags {
+        clauses.push(format!("EXISTS (SELECT 1 FROM json_each({prefix}tags) WHERE value = ?)"));
+        values.push(Value::Text(tag.clone()));
+    }
+    if let Some(pinned) = filter.pinned {
+        clauses.push(format!("{prefix}pinned = ?"));
+        values.push(Value::Integer(i64::from(pinned)));
+    }
+    if clauses.is_empty() {
+        return (String::new(), values);
+    }
+    (format!(" WHERE {}", clauses.join(" AND ")), values)
+}
+
+/// Turns free text into a safe FTS5 expression: each word becomes a quoted term (so FTS
+/// syntax in user input is inert) and terms are OR-ed; BM25 ranks items that match more
+/// terms, and rarer ones, higher.
+fn fts_query(query: &str) -> StoreResult<String> {
+    let terms: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .take(MAX_QUERY_TERMS)
+        .map(|word| format!("\"{}\"", word.to_lowercase()))
+        .collect();
+    if terms.is_empty() {
+        return Err(StoreError::InvalidQuery(format!("{query:?} has no words to search for")));
+    }
+    Ok(terms.join(" OR "))
+}
+
+fn json_list(values: &[String]) -> Value {
+    Value::Text(serde_json::to_string(values).unwrap_or_else(|_| "[]".into()))
+}
+
+fn optional_text(value: &Option<String>) -> Value {
+    value.as_ref().map_or(Value::Null, |text| Value::Text(text.clone()))
+}
+
+fn optional_time(value: Option<Timestamp>) -> Value {
+    value.map_or(Value::Null, |time| Value::Text(format_timestamp(time)))
+}
+
+/// Column values in `COLUMNS` order.
+fn item_values(item: &Item) -> Vec<Value> {
+    vec![
+        Value::Text(item.id.clone()),
+        Value::Text(item.scope.to_string()),
+        Value::Text(item.kind.as_str().into()),
+        Value::Text(item.schema_key.clone()),
+        Value::Text(item.title.clone()),
+        Value::Text(item.content.clone()),
+        optional_text(&item.rationale),
+        Value::Real(f64::from(item.confidence)),
+        Value::Integer(i64::from(item.importance)),
+        Value::Text(item.status.as_str().into()),
+        item.severity.map_or(Value::Null, |s| Value::Text(s.as_str().into())),
+        Value::Integer(i64::from(item.pinned)),
+        Value::Integer(i64::from(item.pin_priority)),
+        Value::Integer(i64::from(item.stable)),
+        Value::Real(f64::from(item.strength)),
+        Value::Real(f64::from(item.decay_rate)),
+        json_list(&item.tags),
+        json_list(&item.files),
+        json_list(&item.evidence),
+        optional_text(&item.dedup_hint),
+        optional_text(&item.supersedes),
+        optional_text(&item.superseded_by),
+        optional_time(item.valid_from),
+        optional_time(item.valid_until),
+        Value::Text(item.source.clone()),
+        Value::Text(format_timestamp(item.created_at)),
+        Value::Text(format_timestamp(item.updated_at)),
+        optional_time(item.last_accessed_at),
+        Value::Integer(i64::from(item.access_count)),
+        optional_time(item.review_due_at),
+        Value::Integer(i64::from(item.review_count)),
+        Value::Integer(i64::from(item.tokens)),
+        Value::Integer(item.version as i64),
+    ]
+}
+
+/// Reads an item from a row whose columns start at `start` in `COLUMNS` order.
+fn row_to_item(row: &Row<'_>, start: usize, path: &Path) -> StoreResult<Item> {
+    let sql = |err| StoreError::from_sqlite(path, err);
+    let id: String = row.get(start).map_err(sql)?;
+    let invalid = |detail: String| StoreError::InvalidRow { id: id.clone(), detail };
+    let text = |index: usize| -> StoreResult<String> { row.get::<_, String>(start + index).map_err(sql) };
+    let optional = |index: usize| -> StoreResult<Option<String>> { row.get(start + index).map_err(sql) };
+    let time = |index: usize| -> StoreResult<Timestamp> { parse_timestamp(&text(index)?).map_err(invalid) };
+    let optional_time = |index: usize| -> StoreResult<Option<Timestamp>> {
+        optional(index)?.map(|t| parse_timestamp(&t).map_err(invalid)).transpose()
+    };
+    let list = |index: usize| -> StoreResult<Vec<String>> {
+        serde_json::from_str(&text(index)?).map_err(|err| invalid(format!("column {index}: {err}")))
+    };
+    let integer = |index: usize| -> StoreResult<i64> { row.get::<_, i64>(start + index).map_err(sql) };
+    let real = |index: usize| -> StoreResult<f64> { row.get::<_, f64>(start + index).map_err(sql) };
+    Ok(Item {
+        id: id.clone(),
+        scope: Scope::parse(&text(1)?).map_err(invalid)?,
+        kind: text(2)?.parse().map_err(invalid)?,
+        schema_key: text(3)?,
+        title: text(4)?,
+        content: text(5)?,
+        rationale: optional(6)?,
+        confidence: real(7)? as f32,
+        importance: integer(8)? as u8,
+        status: text(9)?.parse().map_err(invalid)?,
+        severity: optional(10)?.map(|s| s.parse()).transpose().map_err(invalid)?,
+        pinned: integer(11)? != 0,
+        pin_priority: integer(12)? as i32,
+        stable: integer(13)? != 0,
+        strength: real(14)? as f32,
+        decay_rate: real(15)? as f32,
+        tags: list(16)?,
+        files: list(17)?,
+        evidence: list(18)?,
+        dedup_hint: optional(19)?,
+        supersedes: optional(20)?,
+        superseded_by: optional(21)?,
+        valid_from: optional_time(22)?,
+        valid_until: optional_time(23)?,
+        source: text(24)?,
+        created_at: time(25)?,
+        updated_at: time(26)?,
+        last_accessed_at: optional_time(27)?,
+        access_count: integer(28)? as u32,
+        review_due_at: optional_time(29)?,
+        review_count: integer(30)? as u32,
+        tokens: integer(31)? as u32,
+        version: integer(32)? as u64,
+    })
+}
