@@ -12,8 +12,23 @@ pub struct ItemFilter {
     /// Items carrying every one of these tags.
     pub tags: Vec<String>,
     pub pinned: Option<bool>,
+    /// Items whose `source` starts with this (e.g. `vault:` for vault-derived items).
+    pub source_prefix: Option<String>,
+    /// Items whose `review_due_at` is at or before this instant.
+    pub review_due_by: Option<brain_core::Timestamp>,
+    /// Items accessed at least this often.
+    pub min_access_count: Option<u32>,
+    /// Items with a confidence below this.
+    pub confidence_below: Option<f32>,
     pub limit: Option<usize>,
     pub offset: usize,
+}
+
+/// One recorded access: the item and, optionally, its reinforced strength.
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub id: String,
+    pub strength: Option<f32>,
 }
 
 /// One search result: the item and its BM25 relevance (higher is better; comparable only

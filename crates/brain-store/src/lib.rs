@@ -7,7 +7,8 @@ mod filter;
 mod sqlite;
 
 pub use error::StoreError;
-pub use filter::{ItemFilter, SearchHit, StoreStats};
+pub use filter::{Access, ItemFilter, SearchHit, StoreStats};
+pub use sqlite::vault::VaultFileRecord;
 pub use sqlite::{SqliteStore, WriteTx};
 
 use brain_core::{Item, Timestamp};
@@ -75,10 +76,16 @@ impl Store {
         }
     }
 
-    /// Records that items were returned to a reader (access count and time).
-    pub fn record_access(&self, ids: &[String], now: Timestamp) -> StoreResult<()> {
+    /// Records that items were returned to a reader (access count, time, reinforced
+    /// strength). With `wait`, gives up (returning `Ok(false)`) rather than block longer.
+    pub fn record_access(
+        &self,
+        accesses: &[Access],
+        now: Timestamp,
+        wait: Option<std::time::Duration>,
+    ) -> StoreResult<bool> {
         match self {
-            Store::Sqlite(store) => store.record_access(ids, now),
+            Store::Sqlite(store) => store.record_access(accesses, now, wait),
         }
     }
 

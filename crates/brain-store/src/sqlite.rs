@@ -15,10 +15,13 @@ use brain_core::{Item, Scope, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params_from_iter};
 
-use crate::{ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
+use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
+
+pub(crate) mod vault;
 
 /// The shipped migrations, in order. Never edit one that has shipped: append a new one.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/sqlite/0001_init.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/sqlite/0001_init.sql"), include_str!("migrations/sqlite/0002_vault.sql")];
 
 /// Default wait for another process's write lock.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -149,7 +152,7 @@ impl SqliteStore {
         self.write(|tx| {
             for (index, item) in items.iter().enumerate() {
                 tx.insert(item)?;
-                if (index + 1) % 1000 == 0 {
+                if (index + 1).is_multiple_of(1000) {
                     progress(index + 1);
                 }
             }
@@ -187,52 +190,113 @@ impl SqliteStore {
             .map_err(|e| self.sqlite_error(e))
     }
 
+    /// Ranked search: items containing every query word first, then items containing some,
+    /// each group by BM25 (title, tags and schema key weigh more than content). The
+    /// all-words pass is cheap (an intersection); the any-word pass runs only when the
+    /// first one does not fill the page.
     pub fn search(&self, query: &str, filter: &ItemFilter) -> StoreResult<Vec<SearchHit>> {
-        let match_expression = fts_query(query)?;
-        let (where_sql, mut filter_values) = filter_sql(filter, "i.");
-        let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
-        let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
-        let mut sql = format!(
-            "SELECT {columns}, bm25(items_fts, {BM25_WEIGHTS}) AS rank FROM items_fts \
-             JOIN items i ON i.seq = items_fts.rowid WHERE items_fts MATCH ?{where_sql} ORDER BY rank, i.id"
-        );
-        let mut values = vec![Value::Text(match_expression)];
-        values.append(&mut filter_values);
-        push_limit(&mut sql, &mut values, filter);
+        let terms = query_terms(query)?;
+        let needed = filter.offset.saturating_add(filter.limit.unwrap_or(usize::MAX));
         let connection = self.lock();
-        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
-        let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
-        let mut hits = Vec::new();
-        let column_count = COLUMNS.split(", ").count();
-        while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
-            let item = row_to_item(row, 0, &self.path)?;
-            let rank: f64 = row.get(column_count).map_err(|e| self.sqlite_error(e))?;
-            // SQLite's bm25() is negative (lower is better); report the usual positive form.
-            hits.push(SearchHit { item, score: -rank });
+        let mut hits = self.ranked(&connection, &terms.join(" AND "), filter, needed)?;
+        if terms.len() > 1 && hits.len() < needed {
+            let seen: std::collections::HashSet<String> = hits.iter().map(|hit| hit.item.id.clone()).collect();
+            let more = self.ranked(&connection, &terms.join(" OR "), filter, needed.saturating_add(hits.len()))?;
+            hits.extend(more.into_iter().filter(|hit| !seen.contains(&hit.item.id)));
         }
-        Ok(hits)
+        Ok(hits.into_iter().skip(filter.offset).take(filter.limit.unwrap_or(usize::MAX)).collect())
     }
 
-    /// Bumps access counters without touching `version` or the write generation: being read
-    /// is not an edit, must not make an editor's version stale, and must not invalidate
-    /// cached documents.
-    pub fn record_access(&self, ids: &[String], now: Timestamp) -> StoreResult<()> {
-        if ids.is_empty() {
-            return Ok(());
+    /// The best `needed` filtered matches of an FTS expression. BM25 over every match is the
+    /// cost that grows with the store, so the ranking runs on the FTS index alone (no row
+    /// data in the sorter) for the best `window` candidates; only those are joined with
+    /// `items` and filtered. When the filters leave too few, the window grows until it
+    /// covers every match, so the result is exactly the top of the filtered ranking.
+    fn ranked(
+        &self,
+        connection: &Connection,
+        match_expression: &str,
+        filter: &ItemFilter,
+        needed: usize,
+    ) -> StoreResult<Vec<SearchHit>> {
+        let (where_sql, filter_values) = filter_sql(filter, "i.");
+        let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
+        let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT {columns}, c.rank FROM (SELECT rowid AS seq, bm25(items_fts, {BM25_WEIGHTS}) AS rank \
+             FROM items_fts WHERE items_fts MATCH ?1 ORDER BY rank LIMIT ?2) c \
+             JOIN items i ON i.seq = c.seq WHERE 1{where_sql} ORDER BY c.rank, i.id LIMIT ?"
+        );
+        let limit = i64::try_from(needed).unwrap_or(-1);
+        let mut window: i64 = needed.saturating_mul(4).clamp(64, 1 << 40) as i64;
+        let column_count = COLUMNS.split(", ").count();
+        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+        loop {
+            let mut values = vec![Value::Text(match_expression.to_string()), Value::Integer(window)];
+            values.extend(filter_values.iter().cloned());
+            values.push(Value::Integer(limit));
+            let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+            let mut hits = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+                let item = row_to_item(row, 0, &self.path)?;
+                let rank: f64 = row.get(column_count).map_err(|e| self.sqlite_error(e))?;
+                // SQLite's bm25() is negative (lower is better); report the usual positive form.
+                hits.push(SearchHit { item, score: -rank });
+            }
+            // Enough rows, or the window already held every match: this is the answer.
+            if hits.len() >= needed || window < 0 || !self.window_was_full(connection, match_expression, window)? {
+                return Ok(hits);
+            }
+            window = if window >= (1 << 20) { -1 } else { window * 16 };
+        }
+    }
+
+    /// True when the match has more than `window` rows (so a larger window may add results).
+    fn window_was_full(&self, connection: &Connection, match_expression: &str, window: i64) -> StoreResult<bool> {
+        let mut statement = connection
+            .prepare_cached("SELECT count(*) FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ?1 LIMIT ?2)")
+            .map_err(|e| self.sqlite_error(e))?;
+        let count: i64 = statement
+            .query_row(rusqlite::params![match_expression, window + 1], |row| row.get(0))
+            .map_err(|e| self.sqlite_error(e))?;
+        Ok(count > window)
+    }
+
+    /// Bumps access counters (and sets a reinforced strength) without touching `version` or
+    /// the write generation: being read is not an edit, must not make an editor's version
+    /// stale, and must not invalidate cached documents. With `wait`, gives up after that long
+    /// if another process holds the write lock and returns `Ok(false)`: a reader on the
+    /// session-start path must never block on bookkeeping.
+    pub fn record_access(&self, accesses: &[Access], now: Timestamp, wait: Option<Duration>) -> StoreResult<bool> {
+        if accesses.is_empty() {
+            return Ok(true);
         }
         let mut connection = self.lock();
-        let tx =
-            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
-        {
-            let mut statement = tx
-                .prepare_cached("UPDATE items SET access_count = access_count + 1, last_accessed_at = ?1 WHERE id = ?2")
-                .map_err(|e| self.sqlite_error(e))?;
-            let stamp = format_timestamp(now);
-            for id in ids {
-                statement.execute(rusqlite::params![stamp, id]).map_err(|e| self.sqlite_error(e))?;
-            }
+        if let Some(wait) = wait {
+            connection.busy_timeout(wait).map_err(|e| self.sqlite_error(e))?;
         }
-        tx.commit().map_err(|e| self.sqlite_error(e))
+        let outcome = (|| {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut statement = tx.prepare_cached(
+                    "UPDATE items SET access_count = access_count + 1, last_accessed_at = ?1, \
+                     strength = coalesce(?2, strength) WHERE id = ?3",
+                )?;
+                let stamp = format_timestamp(now);
+                for access in accesses {
+                    statement.execute(rusqlite::params![stamp, access.strength.map(f64::from), access.id])?;
+                }
+            }
+            tx.commit()
+        })();
+        if wait.is_some() {
+            connection.busy_timeout(DEFAULT_BUSY_TIMEOUT).map_err(|e| self.sqlite_error(e))?;
+        }
+        match outcome.map_err(|e| self.sqlite_error(e)) {
+            Ok(()) => Ok(true),
+            Err(StoreError::Busy { .. }) if wait.is_some() => Ok(false),
+            Err(err) => Err(err),
+        }
     }
 
     pub fn generation(&self) -> StoreResult<u64> {
@@ -402,6 +466,24 @@ fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
         clauses.push(format!("EXISTS (SELECT 1 FROM json_each({prefix}tags) WHERE value = ?)"));
         values.push(Value::Text(tag.clone()));
     }
+    if let Some(source_prefix) = &filter.source_prefix {
+        // A range rather than LIKE, so the `items_by_source` index serves it.
+        clauses.push(format!("{prefix}source >= ? AND {prefix}source < ?"));
+        values.push(Value::Text(source_prefix.clone()));
+        values.push(Value::Text(format!("{source_prefix}\u{10FFFF}")));
+    }
+    if let Some(due) = filter.review_due_by {
+        clauses.push(format!("{prefix}review_due_at IS NOT NULL AND {prefix}review_due_at <= ?"));
+        values.push(Value::Text(format_timestamp(due)));
+    }
+    if let Some(count) = filter.min_access_count {
+        clauses.push(format!("{prefix}access_count >= ?"));
+        values.push(Value::Integer(i64::from(count)));
+    }
+    if let Some(confidence) = filter.confidence_below {
+        clauses.push(format!("{prefix}confidence < ?"));
+        values.push(Value::Real(f64::from(confidence)));
+    }
     if let Some(pinned) = filter.pinned {
         clauses.push(format!("{prefix}pinned = ?"));
         values.push(Value::Integer(i64::from(pinned)));
@@ -412,20 +494,23 @@ fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
     (format!(" WHERE {}", clauses.join(" AND ")), values)
 }
 
-/// Turns free text into a safe FTS5 expression: each word becomes a quoted term (so FTS
-/// syntax in user input is inert) and terms are OR-ed; BM25 ranks items that match more
-/// terms, and rarer ones, higher.
-fn fts_query(query: &str) -> StoreResult<String> {
-    let terms: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .take(MAX_QUERY_TERMS)
-        .map(|word| format!("\"{}\"", word.to_lowercase()))
-        .collect();
+/// Turns free text into FTS5 terms: each word (split on anything not alphanumeric) becomes a
+/// quoted, lowercased term, so FTS syntax in user input is inert. Duplicates are dropped.
+fn query_terms(query: &str) -> StoreResult<Vec<String>> {
+    let mut terms: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+        let term = format!("\"{}\"", word.to_lowercase());
+        if !terms.contains(&term) {
+            terms.push(term);
+        }
+        if terms.len() == MAX_QUERY_TERMS {
+            break;
+        }
+    }
     if terms.is_empty() {
         return Err(StoreError::InvalidQuery(format!("{query:?} has no words to search for")));
     }
-    Ok(terms.join(" OR "))
+    Ok(terms)
 }
 
 fn json_list(values: &[String]) -> Value {

@@ -169,10 +169,11 @@ fn every_write_advances_the_generation_but_reads_and_access_do_not() {
     let after_insert = f.store.generation().unwrap();
     assert_eq!(after_insert, start + 1);
     f.store.get(&it.id).unwrap();
-    f.store.record_access(std::slice::from_ref(&it.id), "2026-11-22T00:00:00Z".parse().unwrap()).unwrap();
+    let access = brain_store::Access { id: it.id.clone(), strength: Some(0.5) };
+    f.store.record_access(&[access], "2026-11-22T00:00:00Z".parse().unwrap(), None).unwrap();
     assert_eq!(f.store.generation().unwrap(), after_insert);
     let read = f.store.get(&it.id).unwrap().unwrap();
-    assert_eq!((read.access_count, read.version), (1, 1));
+    assert_eq!((read.access_count, read.version, read.strength), (1, 1, 0.5));
     // Another process sees the generation move too.
     let other = Store::open_sqlite(&f.path, false).unwrap();
     other.write(|tx| tx.update(&read, None)).unwrap();
@@ -215,4 +216,36 @@ fn concurrent_writers_in_threads_lose_nothing() {
         handle.join().unwrap();
     }
     assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 100);
+}
+
+#[test]
+fn items_with_every_query_word_rank_before_items_with_some() {
+    let f = fixture();
+    let one_word_many_times = item(1, "cache cache cache", "cache cache cache cache cache cache");
+    let both_words = item(2, "notes", "the cache is invalidated by the tick");
+    let neither = item(3, "unrelated", "nothing here");
+    for it in [&one_word_many_times, &both_words, &neither] {
+        f.store.insert(it).unwrap();
+    }
+    let hits = f.store.search("cache tick", &ItemFilter::default()).unwrap();
+    let ids: Vec<&str> = hits.iter().map(|h| h.item.id.as_str()).collect();
+    assert_eq!(ids, vec![both_words.id.as_str(), one_word_many_times.id.as_str()]);
+    // Paging walks the same combined ranking.
+    let second = f.store.search("cache tick", &ItemFilter { limit: Some(1), offset: 1, ..ItemFilter::default() });
+    assert_eq!(second.unwrap()[0].item.id, one_word_many_times.id);
+}
+
+#[test]
+fn filters_that_reject_most_candidates_still_return_the_true_top() {
+    let f = fixture();
+    // 300 approved matches rank above the only draft; the draft filter must still find it.
+    let mut items: Vec<Item> = (0..300).map(|n| item(n, "retry retry", "retry retry retry")).collect();
+    let mut draft = item(1000, "about retry", "long content that mentions retry once among many other words");
+    draft.status = Status::Draft;
+    items.push(draft.clone());
+    f.store.insert_all(&items, &mut |_| {}).unwrap();
+    let drafts = ItemFilter { statuses: vec![Status::Draft], limit: Some(5), ..ItemFilter::default() };
+    let hits = f.store.search("retry", &drafts).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].item.id, draft.id);
 }

@@ -1,0 +1,219 @@
+//! The vault index (migration 2): what the last scan saw of each vault file, and vault-wide
+//! values (the indexed root, the feed read at session start). The parsed state of a file is
+//! opaque JSON text here; the application owns its shape.
+
+use brain_core::Item;
+use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, params, params_from_iter};
+
+use super::{COLUMNS, SqliteStore, WriteTx, item_values};
+use crate::{Store, StoreResult};
+
+/// Rows per multi-row statement of the batch methods (33 columns × 300 stays far below
+/// SQLite's 32,766 bound parameters).
+const BATCH_ROWS: usize = 300;
+
+/// One vault file as the last scan saw it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VaultFileRecord {
+    /// Vault-relative path with `/` separators.
+    pub relpath: String,
+    pub size: u64,
+    /// Modification time in nanoseconds since the epoch; 0 forces a hash check next scan.
+    pub mtime_ns: i64,
+    /// Lowercase hex SHA-256 of the bytes that were parsed.
+    pub sha256: String,
+    /// The application's parsed summary of the file (JSON). Empty when not requested.
+    pub state: String,
+    /// The file's diagnostics (JSON), empty when it has none. Always read.
+    pub diagnostics: String,
+}
+
+impl SqliteStore {
+    /// Every indexed vault file, by relpath. Without `with_state` the (large) state column is
+    /// not read: enough to tell which files changed and to list diagnostics.
+    pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
+        let sql = if with_state {
+            "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files ORDER BY relpath"
+        } else {
+            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files ORDER BY relpath"
+        };
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(sql).map_err(|e| self.sqlite_error(e))?;
+        let rows = statement
+            .query_map([], |row| {
+                Ok(VaultFileRecord {
+                    relpath: row.get(0)?,
+                    size: row.get::<_, i64>(1)?.max(0) as u64,
+                    mtime_ns: row.get(2)?,
+                    sha256: row.get(3)?,
+                    state: row.get(4)?,
+                    diagnostics: row.get(5)?,
+                })
+            })
+            .map_err(|e| self.sqlite_error(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.sqlite_error(e))
+    }
+
+    /// A vault-wide value (`root`, `feed`, …).
+    pub fn vault_value(&self, key: &str) -> StoreResult<Option<String>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached("SELECT value FROM vault_state WHERE key = ?1")
+            .map_err(|e| self.sqlite_error(e))?;
+        statement.query_row([key], |row| row.get(0)).optional().map_err(|e| self.sqlite_error(e))
+    }
+}
+
+impl WriteTx<'_> {
+    /// Inserts many items with one multi-row statement per [`BATCH_ROWS`] items, skipping
+    /// ids that already exist. Returns the skipped ids.
+    ///
+    /// Why a batch: each statement that writes the full-text index opens a statement
+    /// savepoint, and FTS5 flushes its pending terms to disk at every savepoint; one row per
+    /// statement makes a bulk insert several times slower than one statement per batch.
+    pub fn insert_many(&mut self, items: &[Item]) -> StoreResult<Vec<String>> {
+        let column_count = COLUMNS.split(", ").count();
+        if items.len() > BATCH_ROWS {
+            // A bulk load: statement journals in memory, and a page cache large enough that
+            // the transaction does not spill half-built pages to the WAL. Both are settings of
+            // this connection only (a short-lived process), not of the database.
+            self.tx
+                .execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;")
+                .map_err(|e| self.error(e))?;
+        }
+        let mut skipped = Vec::new();
+        for chunk in items.chunks(BATCH_ROWS) {
+            let row = format!("({})", vec!["?"; column_count].join(", "));
+            let sql = format!(
+                "INSERT INTO items ({COLUMNS}) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id",
+                vec![row; chunk.len()].join(", ")
+            );
+            let values: Vec<Value> = chunk.iter().flat_map(item_values).collect();
+            let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.error(e))?;
+            let inserted: std::collections::HashSet<String> = statement
+                .query_map(params_from_iter(values), |row| row.get(0))
+                .map_err(|e| self.error(e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.error(e))?;
+            drop(statement);
+            self.changed |= !inserted.is_empty();
+            skipped.extend(chunk.iter().filter(|item| !inserted.contains(&item.id)).map(|item| item.id.clone()));
+        }
+        Ok(skipped)
+    }
+
+    /// Erases many items with one statement per [`BATCH_ROWS`] ids. Returns how many existed.
+    pub fn delete_many(&mut self, ids: &[String]) -> StoreResult<usize> {
+        let mut removed = 0;
+        for chunk in ids.chunks(BATCH_ROWS) {
+            let sql = format!("DELETE FROM items WHERE id IN ({})", vec!["?"; chunk.len()].join(", "));
+            let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.error(e))?;
+            removed += statement.execute(params_from_iter(chunk)).map_err(|e| self.error(e))?;
+        }
+        self.changed |= removed > 0;
+        Ok(removed)
+    }
+
+    /// Inserts or replaces the record of one vault file. Bookkeeping only: it does not move
+    /// the write generation (no document depends on it).
+    pub fn put_vault_file(&mut self, record: &VaultFileRecord) -> StoreResult<()> {
+        let mut statement = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO vault_files (relpath, size, mtime_ns, sha256, state, diagnostics) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (relpath) DO UPDATE SET size = excluded.size, \
+                 mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, state = excluded.state, \
+                 diagnostics = excluded.diagnostics",
+            )
+            .map_err(|e| self.error(e))?;
+        statement
+            .execute(params![
+                record.relpath,
+                i64::try_from(record.size).unwrap_or(i64::MAX),
+                record.mtime_ns,
+                record.sha256,
+                record.state,
+                record.diagnostics
+            ])
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// Updates only the stat of a file whose bytes did not change (a touch).
+    pub fn touch_vault_file(&mut self, relpath: &str, size: u64, mtime_ns: i64) -> StoreResult<()> {
+        let mut statement = self
+            .tx
+            .prepare_cached("UPDATE vault_files SET size = ?2, mtime_ns = ?3 WHERE relpath = ?1")
+            .map_err(|e| self.error(e))?;
+        statement
+            .execute(params![relpath, i64::try_from(size).unwrap_or(i64::MAX), mtime_ns])
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// Forgets one vault file. Returns whether it was indexed.
+    pub fn delete_vault_file(&mut self, relpath: &str) -> StoreResult<bool> {
+        let mut statement =
+            self.tx.prepare_cached("DELETE FROM vault_files WHERE relpath = ?1").map_err(|e| self.error(e))?;
+        Ok(statement.execute([relpath]).map_err(|e| self.error(e))? > 0)
+    }
+
+    /// Forgets every vault file record (re-indexing another vault). Returns how many.
+    pub fn clear_vault_files(&mut self) -> StoreResult<usize> {
+        self.tx.execute("DELETE FROM vault_files", []).map_err(|e| self.error(e))
+    }
+
+    /// Erases every item whose source starts with `prefix`. Returns how many.
+    pub fn delete_items_by_source_prefix(&mut self, prefix: &str) -> StoreResult<usize> {
+        let removed = self
+            .tx
+            .execute(
+                "DELETE FROM items WHERE source >= ?1 AND source < ?2",
+                params![prefix, format!("{prefix}\u{10FFFF}")],
+            )
+            .map_err(|e| self.error(e))?;
+        self.changed |= removed > 0;
+        Ok(removed)
+    }
+
+    pub fn vault_value(&self, key: &str) -> StoreResult<Option<String>> {
+        let mut statement =
+            self.tx.prepare_cached("SELECT value FROM vault_state WHERE key = ?1").map_err(|e| self.error(e))?;
+        statement.query_row([key], |row| row.get(0)).optional().map_err(|e| self.error(e))
+    }
+
+    /// Sets a vault-wide value. Returns false (and writes nothing) when it already held
+    /// `value`. A change moves the write generation: the feed is part of assembled documents.
+    pub fn set_vault_value(&mut self, key: &str, value: &str) -> StoreResult<bool> {
+        if self.vault_value(key)?.as_deref() == Some(value) {
+            return Ok(false);
+        }
+        let mut statement = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO vault_state (key, value) VALUES (?1, ?2) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )
+            .map_err(|e| self.error(e))?;
+        statement.execute(params![key, value]).map_err(|e| self.error(e))?;
+        self.changed = true;
+        Ok(true)
+    }
+}
+
+impl Store {
+    /// Every indexed vault file (see [`SqliteStore::vault_files`]).
+    pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
+        match self {
+            Store::Sqlite(store) => store.vault_files(with_state),
+        }
+    }
+
+    /// A vault-wide value (`root`, `feed`, …).
+    pub fn vault_value(&self, key: &str) -> StoreResult<Option<String>> {
+        match self {
+            Store::Sqlite(store) => store.vault_value(key),
+        }
+    }
+}
