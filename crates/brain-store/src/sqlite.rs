@@ -158,7 +158,14 @@ impl SqliteStore {
             }
             progress(items.len());
             Ok(())
-        })
+        })?;
+        // A bulk load changes the shape of the data: refresh the planner's statistics so a
+        // scoped, ordered list walks the order index instead of sorting the whole table.
+        if items.len() >= 1000 {
+            let connection = self.lock();
+            connection.execute_batch("PRAGMA analysis_limit = 1000; ANALYZE;").map_err(|e| self.sqlite_error(e))?;
+        }
+        Ok(())
     }
 
     pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
@@ -166,9 +173,32 @@ impl SqliteStore {
         get_item(&connection, &self.path, id)
     }
 
+    /// Items newest first. A page of several scopes is read as one ordered index range per
+    /// scope, merged (SQLite cannot walk one index in order across an `IN` list, and would
+    /// otherwise sort every item of the scopes to return twenty).
     pub fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {
-        let (where_sql, mut values) = filter_sql(filter, "");
-        let mut sql = format!("SELECT {COLUMNS} FROM items{where_sql} ORDER BY updated_at DESC, id DESC");
+        let (mut sql, mut values) = match (&filter.scopes, filter.limit) {
+            (Some(scopes), Some(limit)) if scopes.len() > 1 => {
+                let per_scope = filter.offset.saturating_add(limit);
+                let mut branches = Vec::new();
+                let mut values = Vec::new();
+                for scope in scopes {
+                    let branch_filter =
+                        ItemFilter { scopes: Some(vec![scope.clone()]), limit: None, offset: 0, ..filter.clone() };
+                    let (where_sql, mut branch_values) = filter_sql(&branch_filter, "");
+                    branches.push(format!(
+                        "SELECT * FROM (SELECT {COLUMNS} FROM items{where_sql} ORDER BY updated_at DESC, id DESC LIMIT ?)"
+                    ));
+                    values.append(&mut branch_values);
+                    values.push(Value::Integer(i64::try_from(per_scope).unwrap_or(i64::MAX)));
+                }
+                (format!("{} ORDER BY updated_at DESC, id DESC", branches.join(" UNION ALL ")), values)
+            }
+            _ => {
+                let (where_sql, values) = filter_sql(filter, "");
+                (format!("SELECT {COLUMNS} FROM items{where_sql} ORDER BY updated_at DESC, id DESC"), values)
+            }
+        };
         push_limit(&mut sql, &mut values, filter);
         let connection = self.lock();
         let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
@@ -345,6 +375,16 @@ impl SqliteStore {
                 .map_err(|e| StoreError::from_sqlite(tx.path, e))?;
             Ok(())
         })
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Keeps planner statistics fresh as the store grows (usually a no-op; bounded work).
+        let connection = self.connection.get_mut().unwrap_or_else(|poison| poison.into_inner());
+        if !connection.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            let _ = connection.execute_batch("PRAGMA analysis_limit = 400; PRAGMA optimize;");
+        }
     }
 }
 

@@ -30,13 +30,14 @@ pub struct VaultFileRecord {
 }
 
 impl SqliteStore {
-    /// Every indexed vault file, by relpath. Without `with_state` the (large) state column is
+    /// Every indexed vault file, in no particular order. Without `with_state` the (large) state column is
     /// not read: enough to tell which files changed and to list diagnostics.
     pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
+        // Table order, not relpath order: a plain scan, no index lookups (callers sort or hash).
         let sql = if with_state {
-            "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files ORDER BY relpath"
+            "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"
         } else {
-            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files ORDER BY relpath"
+            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files"
         };
         let connection = self.lock();
         let mut statement = connection.prepare_cached(sql).map_err(|e| self.sqlite_error(e))?;

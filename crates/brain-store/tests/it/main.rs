@@ -5,6 +5,8 @@ use brain_core::{Item, ItemDraft, Kind, Scope, Status};
 use brain_store::{ItemFilter, Store, StoreError};
 use std::path::PathBuf;
 
+mod vault;
+
 const NOW: &str = "2026-11-21T10:00:00Z";
 
 struct Fixture {
@@ -248,4 +250,29 @@ fn filters_that_reject_most_candidates_still_return_the_true_top() {
     let hits = f.store.search("retry", &drafts).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].item.id, draft.id);
+}
+
+#[test]
+fn a_page_over_several_scopes_is_the_newest_items_of_all_of_them() {
+    let f = fixture();
+    let mut items = Vec::new();
+    for n in 0..10u64 {
+        let mut it = item(n, &format!("item {n}"), "x");
+        it.scope = if n % 3 == 0 { Scope::Global } else { Scope::Project("demo".into()) };
+        it.updated_at = jiff::Timestamp::from_second(1_800_000_000 + (n as i64) * 60).unwrap();
+        items.push(it);
+    }
+    let mut other = item(99, "other project", "x");
+    other.scope = Scope::Project("other".into());
+    other.updated_at = jiff::Timestamp::from_second(1_900_000_000).unwrap();
+    items.push(other);
+    f.store.insert_all(&items, &mut |_| {}).unwrap();
+    let scopes = Some(vec![Scope::Global, Scope::Project("demo".into())]);
+    let page = |offset, limit| -> Vec<String> {
+        let filter = ItemFilter { scopes: scopes.clone(), limit: Some(limit), offset, ..ItemFilter::default() };
+        f.store.list(&filter).unwrap().into_iter().map(|i| i.title).collect()
+    };
+    assert_eq!(page(0, 3), vec!["item 9", "item 8", "item 7"]);
+    assert_eq!(page(3, 4), vec!["item 6", "item 5", "item 4", "item 3"]);
+    assert_eq!(page(8, 5), vec!["item 1", "item 0"]);
 }

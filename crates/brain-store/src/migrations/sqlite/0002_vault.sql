@@ -4,14 +4,15 @@
 -- check; sha256 decides when the stat changed; `state` is the app's parsed summary of the
 -- file (JSON: arc frontmatter, derived item ids, signals, inject blocks), so an unchanged
 -- file is never re-read or re-parsed; `diagnostics` (JSON, usually empty) lets a scan print
--- every file's problems without loading the states.
+-- every file's problems without loading the states. `state` is the last column, so a scan
+-- that reads only the others never steps over it.
 CREATE TABLE vault_files (
     relpath     TEXT PRIMARY KEY,
     size        INTEGER NOT NULL,
     mtime_ns    INTEGER NOT NULL,
     sha256      TEXT NOT NULL,
-    state       TEXT NOT NULL,
-    diagnostics TEXT NOT NULL DEFAULT ''
+    diagnostics TEXT NOT NULL DEFAULT '',
+    state       TEXT NOT NULL
 ) STRICT;
 
 -- Vault-wide values: the indexed root, the feed the session-start path reads, the last

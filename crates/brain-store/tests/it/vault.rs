@@ -1,0 +1,94 @@
+//! The vault index tables: per-file records, vault-wide values, batch writes, source filter.
+
+use brain_store::{ItemFilter, VaultFileRecord};
+
+use crate::{fixture, item};
+
+fn record(relpath: &str, state: &str) -> VaultFileRecord {
+    VaultFileRecord {
+        relpath: relpath.into(),
+        size: 10,
+        mtime_ns: 1_700_000_000_000_000_000,
+        sha256: "ab".repeat(32),
+        state: state.into(),
+        diagnostics: String::new(),
+    }
+}
+
+#[test]
+fn vault_file_records_round_trip_touch_and_delete() {
+    let f = fixture();
+    f.store
+        .write(|tx| {
+            tx.put_vault_file(&record("b.md", "{\"x\":1}"))?;
+            tx.put_vault_file(&VaultFileRecord { diagnostics: "[1]".into(), ..record("a.md", "{}") })
+        })
+        .unwrap();
+    let sorted = |mut records: Vec<VaultFileRecord>| {
+        records.sort_by(|a, b| a.relpath.cmp(&b.relpath));
+        records
+    };
+    let full = sorted(f.store.vault_files(true).unwrap());
+    assert_eq!(full.iter().map(|r| r.relpath.as_str()).collect::<Vec<_>>(), ["a.md", "b.md"]);
+    assert_eq!(full[1], record("b.md", "{\"x\":1}"));
+    let light = sorted(f.store.vault_files(false).unwrap());
+    assert_eq!((light[1].state.as_str(), light[0].diagnostics.as_str()), ("", "[1]"), "light rows skip the state");
+    f.store.write(|tx| tx.touch_vault_file("b.md", 11, 5)).unwrap();
+    let touched = &sorted(f.store.vault_files(true).unwrap())[1];
+    assert_eq!((touched.size, touched.mtime_ns, touched.state.as_str()), (11, 5, "{\"x\":1}"));
+    assert!(f.store.write(|tx| tx.delete_vault_file("a.md")).unwrap());
+    assert!(!f.store.write(|tx| tx.delete_vault_file("a.md")).unwrap());
+    assert_eq!(f.store.write(|tx| tx.clear_vault_files()).unwrap(), 1);
+    assert!(f.store.vault_files(false).unwrap().is_empty());
+}
+
+#[test]
+fn vault_values_move_the_generation_only_when_they_change() {
+    let f = fixture();
+    assert_eq!(f.store.vault_value("feed").unwrap(), None);
+    let start = f.store.generation().unwrap();
+    assert!(f.store.write(|tx| tx.set_vault_value("feed", "{}")).unwrap());
+    assert_eq!(f.store.generation().unwrap(), start + 1);
+    assert!(!f.store.write(|tx| tx.set_vault_value("feed", "{}")).unwrap(), "same value: no write");
+    assert_eq!(f.store.generation().unwrap(), start + 1);
+    f.store.write(|tx| tx.put_vault_file(&record("a.md", "{}"))).unwrap();
+    assert_eq!(f.store.generation().unwrap(), start + 1, "file records are bookkeeping");
+    assert_eq!(f.store.vault_value("feed").unwrap().as_deref(), Some("{}"));
+}
+
+#[test]
+fn batches_insert_new_items_skip_taken_ids_and_stay_searchable() {
+    let f = fixture();
+    let mut items: Vec<_> = (0..700).map(|n| item(n, &format!("vault lesson {n}"), "retry with backoff")).collect();
+    for item in &mut items {
+        item.source = format!("vault:notes/{}.md", item.id);
+    }
+    f.store.insert(&items[5]).unwrap();
+    let skipped = f.store.write(|tx| tx.insert_many(&items)).unwrap();
+    assert_eq!(skipped, [items[5].id.clone()]);
+    assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 700);
+    assert_eq!(f.store.get(&items[650].id).unwrap().as_ref(), Some(&items[650]));
+    let hits = f.store.search("lesson 650", &ItemFilter { limit: Some(1), ..ItemFilter::default() }).unwrap();
+    assert_eq!(hits[0].item.id, items[650].id);
+    let ids: Vec<String> = items[..400].iter().map(|i| i.id.clone()).collect();
+    assert_eq!(f.store.write(|tx| tx.delete_many(&ids)).unwrap(), 400);
+    assert!(f.store.search("lesson 10", &ItemFilter::default()).unwrap().iter().all(|h| h.item.id != items[10].id));
+    assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 300);
+}
+
+#[test]
+fn the_source_prefix_filter_selects_vault_items() {
+    let f = fixture();
+    let mut from_vault = item(1, "from the vault", "x");
+    from_vault.source = "vault:clusters/a.md".into();
+    let other = item(2, "from the cli", "y");
+    f.store.insert(&from_vault).unwrap();
+    f.store.insert(&other).unwrap();
+    let filter = ItemFilter { source_prefix: Some("vault:".into()), ..ItemFilter::default() };
+    let listed = f.store.list(&filter).unwrap();
+    assert_eq!(listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), [from_vault.id.as_str()]);
+    assert_eq!(f.store.count(&filter).unwrap(), 1);
+    assert_eq!(f.store.search("from", &filter).unwrap().len(), 1);
+    assert_eq!(f.store.write(|tx| tx.delete_items_by_source_prefix("vault:")).unwrap(), 1);
+    assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 1);
+}
