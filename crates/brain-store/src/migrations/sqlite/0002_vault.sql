@@ -21,6 +21,3 @@ CREATE TABLE vault_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
 ) STRICT;
-
--- Vault-derived items are found by source prefix (`vault:<relpath>`).
-CREATE INDEX items_by_source ON items (source);

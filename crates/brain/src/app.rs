@@ -1,0 +1,729 @@
+//! The one application API every adapter calls (CLI now; HTTP, MCP and hooks later).
+//! Adapters convert input, call one `Brain` method and render the result; rules about
+//! items (redaction, validation, token counts, read-only vault items) live here.
+
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use brain_core::assemble::session::{
+    LowConfidenceAlert, Recalled, SessionBudgets, SessionInput, SessionStart, SkillEntry, session_start,
+};
+use brain_core::assemble::{
+    ArchiveThresholds, BrainDocument, BrainOptions, ClaudeMdSummary, Feed, brain_document, claude_md_summary,
+    upsert_managed_block,
+};
+use brain_core::item::{NewItemContext, new_id};
+use brain_core::tokens::TokenCounter;
+use brain_core::{Item, ItemDraft, Scope, Status, Timestamp};
+use brain_store::{Access, ItemFilter, SearchHit, Store, StoreStats};
+
+use crate::config::{self, Config, DATABASE_FILE};
+use crate::error::{BrainError, BrainResult};
+
+/// Everything a command needs to know about where and when it runs.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub home: PathBuf,
+    pub cwd: PathBuf,
+    /// `--project` or `BRAIN_PROJECT`.
+    pub project: Option<String>,
+    /// `--now`, else the system clock.
+    pub now: Timestamp,
+    pub env: config::Environment,
+}
+
+/// An opened brain: home, configuration, project and store.
+pub struct Brain {
+    pub home: PathBuf,
+    pub config: Config,
+    pub project: String,
+    pub now: Timestamp,
+    store: Store,
+    counter: TokenCounter,
+}
+
+/// Outcome of an import.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ImportReport {
+    pub imported: usize,
+    pub redacted_fields: usize,
+}
+
+/// Budget overrides from a caller (flags, query parameters); unset ones come from config.
+#[derive(Clone, Debug, Default)]
+pub struct BudgetOverrides {
+    pub token_budget: Option<usize>,
+    pub layer0: Option<usize>,
+    pub layer1: Option<usize>,
+    pub layer2: Option<usize>,
+}
+
+/// What a session start asks for (flags, query parameters, hook input).
+#[derive(Clone, Debug, Default)]
+pub struct SessionRequest {
+    pub topics: Option<String>,
+    pub task: Option<String>,
+    /// How many items to recall (default 5).
+    pub top: usize,
+    /// Character cap of the text form (hooks: 9500).
+    pub max_chars: Option<usize>,
+}
+
+/// File name of the session-start budgets (SPEC §4.2).
+pub const SESSION_CONFIG_FILE: &str = "config.json";
+
+/// Candidates considered for recall before scoring.
+const RECALL_CANDIDATES: usize = 50;
+
+/// Outcome of `inject`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct InjectOutcome {
+    pub path: String,
+    /// False when the file already held exactly this block (nothing was written).
+    pub changed: bool,
+    pub tokens: usize,
+}
+
+/// Outcome of `doctor`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DoctorReport {
+    pub home: String,
+    pub database: String,
+    pub project: String,
+    pub tokenizer: String,
+    pub schema_version: i64,
+    pub items: u64,
+    pub generation: u64,
+    pub by_status: Vec<(String, u64)>,
+    pub journal_mode: String,
+    pub problems: Vec<String>,
+}
+
+impl Brain {
+    /// Creates the home (and its database and commented config) when missing. Idempotent.
+    pub fn init(context: &Context) -> BrainResult<Brain> {
+        std::fs::create_dir_all(&context.home)
+            .map_err(|err| BrainError::user(format!("cannot create brain home {}: {err}", context.home.display())))?;
+        let config_path = context.home.join(config::USER_CONFIG_FILE);
+        if !config_path.exists() {
+            std::fs::write(&config_path, config::DEFAULT_USER_CONFIG)
+                .map_err(|err| BrainError::user(format!("cannot write {}: {err}", config_path.display())))?;
+        }
+        let store = Store::open_sqlite(&context.home.join(DATABASE_FILE), true)?;
+        Brain::with_store(context, store)
+    }
+
+    /// Opens an existing home; a missing home is a user error pointing at `brain init`.
+    pub fn open(context: &Context) -> BrainResult<Brain> {
+        if !context.home.is_dir() {
+            return Err(BrainError::user_with_hint(
+                format!("brain home {} does not exist", context.home.display()),
+                "create it with `brain init` (or pass --home / set BRAIN_HOME)",
+            ));
+        }
+        let store = Store::open_sqlite(&context.home.join(DATABASE_FILE), false)?;
+        Brain::with_store(context, store)
+    }
+
+    fn with_store(context: &Context, store: Store) -> BrainResult<Brain> {
+        let loaded = config::load(&context.home, &context.cwd, &context.env)?;
+        let project =
+            config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
+        let counter: TokenCounter =
+            loaded.config.tokenizer.parse().map_err(|err: String| BrainError::Config { message: err, hint: None })?;
+        Ok(Brain { home: context.home.clone(), config: loaded.config, project, now: context.now, store, counter })
+    }
+
+    /// The current project's scope.
+    pub fn project_scope(&self) -> Scope {
+        Scope::Project(self.project.clone())
+    }
+
+    /// The scopes a session sees: global and the current project.
+    pub fn visible_scopes(&self) -> Vec<Scope> {
+        vec![Scope::Global, self.project_scope()]
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    fn new_item_context(&self, source: &str, status: Status) -> NewItemContext {
+        NewItemContext {
+            id: new_id(ulid::Ulid::from_datetime(std::time::SystemTime::from(self.now))),
+            now: self.now,
+            default_scope: self.project_scope(),
+            default_source: source.to_string(),
+            default_status: status,
+        }
+    }
+
+    /// Redacts every free-text field, validates, and computes the token estimate: the one
+    /// gate every write path passes before anything touches disk. Returns how many fields
+    /// the redactor changed.
+    fn prepare(&self, item: &mut Item) -> BrainResult<usize> {
+        let mut redacted = 0;
+        let mut scrub = |text: &mut String| {
+            if let std::borrow::Cow::Owned(clean) = brain_core::redact::redact_str(text) {
+                *text = clean;
+                redacted += 1;
+            }
+        };
+        scrub(&mut item.title);
+        item.title = item.title.trim().to_string();
+        scrub(&mut item.content);
+        if let Some(rationale) = item.rationale.as_mut() {
+            scrub(rationale);
+        }
+        for list in [&mut item.evidence, &mut item.files] {
+            for value in list.iter_mut() {
+                scrub(value);
+            }
+        }
+        item.validate()?;
+        item.tokens = u32::try_from(self.counter.count(&item.rendered_text())).unwrap_or(u32::MAX);
+        Ok(redacted)
+    }
+
+    /// Adds a new item from a draft (`remember`).
+    /// Folds pending access bookkeeping into the store; every write path calls it first.
+    fn fold_access_log(&self) {
+        crate::access_log::fold(&self.home, &self.store);
+    }
+
+    pub fn remember(&self, draft: ItemDraft, source: &str) -> BrainResult<Item> {
+        self.fold_access_log();
+        let scheduled = draft.review_due_at.is_some();
+        let mut item = draft.into_new_item(self.new_item_context(source, Status::Approved))?;
+        if !scheduled && !item.stable {
+            // A new memory is first due for review a day later (SPEC §5.4).
+            item.review_due_at = Some(next_review(self.now, 1));
+        }
+        self.prepare(&mut item)?;
+        self.store.insert(&item)?;
+        Ok(item)
+    }
+
+    pub fn get(&self, id: &str) -> BrainResult<Item> {
+        check_id(id)?;
+        self.fold_access_log();
+        self.store.get(id)?.ok_or_else(|| BrainError::NotFound {
+            message: format!("item {id} not found"),
+            hint: Some("list ids with `brain list` or `brain search`".into()),
+        })
+    }
+
+    pub fn list(&self, filter: &ItemFilter) -> BrainResult<Vec<Item>> {
+        Ok(self.store.list(filter)?)
+    }
+
+    pub fn count(&self, filter: &ItemFilter) -> BrainResult<u64> {
+        Ok(self.store.count(filter)?)
+    }
+
+    pub fn search(&self, query: &str, filter: &ItemFilter) -> BrainResult<Vec<SearchHit>> {
+        let hits = self.store.search(query, filter)?;
+        let accesses: Vec<Access> = hits.iter().map(|hit| Access { id: hit.item.id.clone(), strength: None }).collect();
+        // Being found is a use of the memory, recorded without writing to the store.
+        crate::access_log::append(&self.home, &accesses, self.now);
+        Ok(hits)
+    }
+
+    /// Read-modify-write of one item in one transaction. `expected_version` turns a stale
+    /// read into a conflict. Vault-derived items are read-only here.
+    fn modify(
+        &self,
+        id: &str,
+        expected_version: Option<u64>,
+        change: impl FnOnce(&mut Item) -> BrainResult<()>,
+    ) -> BrainResult<Item> {
+        check_id(id)?;
+        self.fold_access_log();
+        let mut outcome: BrainResult<()> = Ok(());
+        let written = self.store.write(|tx| {
+            let mut item = tx.require(id)?;
+            if let Some(path) = item.source.strip_prefix("vault:") {
+                outcome = Err(BrainError::user_with_hint(
+                    format!("item {id} comes from the vault and is read-only here"),
+                    format!("edit the file {path}"),
+                ));
+                return Ok(None);
+            }
+            if let Err(err) = change(&mut item).and_then(|()| self.prepare(&mut item).map(|_| ())) {
+                outcome = Err(err);
+                return Ok(None);
+            }
+            tx.update(&item, expected_version).map(Some)
+        })?;
+        outcome?;
+        written.ok_or_else(|| BrainError::internal("write produced no item"))
+    }
+
+    /// Applies the set fields of a draft (`edit`); `updated_at` moves to now.
+    pub fn edit(&self, id: &str, draft: &ItemDraft, expected_version: Option<u64>) -> BrainResult<Item> {
+        let now = self.now;
+        self.modify(id, expected_version, |item| {
+            draft.apply_to(item)?;
+            if draft.updated_at.is_none() {
+                item.updated_at = now;
+            }
+            Ok(())
+        })
+    }
+
+    /// Changes the review status (`approve`, `deprecate`). Status changes do not count as
+    /// content edits, so `updated_at` (recency) stays.
+    pub fn set_status(&self, id: &str, status: Status) -> BrainResult<Item> {
+        self.modify(id, None, |item| {
+            if item.status == Status::Superseded && status == Status::Approved {
+                return Err(BrainError::user(format!(
+                    "item {id} is superseded by {}; approve that one instead",
+                    item.superseded_by.as_deref().unwrap_or("another item")
+                )));
+            }
+            item.status = status;
+            Ok(())
+        })
+    }
+
+    /// Pins an item (always loaded first at session start). Expired items are never pinned.
+    pub fn pin(&self, id: &str, priority: Option<i32>) -> BrainResult<Item> {
+        let now = self.now;
+        self.modify(id, None, |item| {
+            if item.is_expired(now) {
+                return Err(BrainError::user_with_hint(
+                    format!("item {id} expired (valid_until has passed) and cannot be pinned"),
+                    "extend it with `brain edit ID --valid-until …` first",
+                ));
+            }
+            item.pinned = true;
+            if let Some(priority) = priority {
+                item.pin_priority = priority;
+            }
+            Ok(())
+        })
+    }
+
+    pub fn unpin(&self, id: &str) -> BrainResult<Item> {
+        self.modify(id, None, |item| {
+            item.pinned = false;
+            Ok(())
+        })
+    }
+
+    /// Marks `old` as superseded by `new`, keeping both (history is never deleted).
+    pub fn supersede(&self, old_id: &str, new_id: &str) -> BrainResult<(Item, Item)> {
+        check_id(old_id)?;
+        check_id(new_id)?;
+        if old_id == new_id {
+            return Err(BrainError::user("an item cannot supersede itself"));
+        }
+        self.fold_access_log();
+        let mut outcome: BrainResult<()> = Ok(());
+        let pair = self.store.write(|tx| {
+            let mut old = tx.require(old_id)?;
+            let mut new = tx.require(new_id)?;
+            let check = || -> BrainResult<()> {
+                for item in [&old, &new] {
+                    if let Some(path) = item.source.strip_prefix("vault:") {
+                        return Err(BrainError::user_with_hint(
+                            format!("item {} comes from the vault and is read-only here", item.id),
+                            format!("edit the file {path}"),
+                        ));
+                    }
+                }
+                if let Some(existing) = old.superseded_by.as_deref().filter(|existing| *existing != new_id) {
+                    return Err(BrainError::user(format!("item {old_id} is already superseded by {existing}")));
+                }
+                if new.status == Status::Superseded {
+                    return Err(BrainError::user(format!("item {new_id} is itself superseded")));
+                }
+                Ok(())
+            };
+            if let Err(err) = check() {
+                outcome = Err(err);
+                return Ok(None);
+            }
+            old.status = Status::Superseded;
+            old.superseded_by = Some(new_id.to_string());
+            if old.pinned {
+                old.pinned = false;
+            }
+            new.supersedes = Some(old_id.to_string());
+            let old = tx.update(&old, None)?;
+            let new = tx.update(&new, None)?;
+            Ok(Some((old, new)))
+        })?;
+        outcome?;
+        pair.ok_or_else(|| BrainError::internal("supersede produced no items"))
+    }
+
+    /// Soft forget archives the item (kept, searchable with a flag, never injected);
+    /// `hard` erases it for good.
+    pub fn forget(&self, id: &str, hard: bool) -> BrainResult<Option<Item>> {
+        if !hard {
+            return self.set_status(id, Status::Archived).map(Some);
+        }
+        check_id(id)?;
+        let existed = self.store.write(|tx| tx.delete(id))?;
+        if !existed {
+            return Err(BrainError::NotFound { message: format!("item {id} not found"), hint: None });
+        }
+        Ok(None)
+    }
+
+    /// Imports JSONL (one item per line, SPEC §7.1), all or nothing: every line is parsed,
+    /// validated and redacted first; then one transaction inserts them all. Errors name the
+    /// line. `progress(done, total)` reports parsing (`total` = 0) and then inserting.
+    pub fn import(&self, reader: impl BufRead, progress: &mut dyn FnMut(usize, usize)) -> BrainResult<ImportReport> {
+        self.fold_access_log();
+        let mut items: Vec<Item> = Vec::new();
+        let mut line_of: HashMap<String, usize> = HashMap::new();
+        let mut redacted_fields = 0;
+        for (index, line) in reader.split(b'\n').enumerate() {
+            let number = index + 1;
+            let bytes = line.map_err(|err| BrainError::user(format!("cannot read line {number}: {err}")))?;
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|_| BrainError::user(format!("line {number}: not valid UTF-8")))?
+                .trim();
+            if text.is_empty() {
+                continue;
+            }
+            let draft: ItemDraft = serde_json::from_str(text)
+                .map_err(|err| BrainError::user(format!("line {number}: invalid item JSON: {err}")))?;
+            let mut item = draft
+                .into_new_item(self.new_item_context("cli", Status::Approved))
+                .map_err(|err| BrainError::user(format!("line {number}: {err}")))?;
+            redacted_fields +=
+                self.prepare(&mut item).map_err(|err| BrainError::user(format!("line {number}: {err}")))?;
+            if let Some(first) = line_of.insert(item.id.clone(), number) {
+                return Err(BrainError::user(format!("line {number}: id {} already used on line {first}", item.id)));
+            }
+            items.push(item);
+            if items.len().is_multiple_of(1000) {
+                progress(items.len(), 0);
+            }
+        }
+        let total = items.len();
+        self.store.insert_all(&items, &mut |done| progress(done, total)).map_err(|err| match &err {
+            brain_store::StoreError::AlreadyExists { id } => BrainError::user_with_hint(
+                format!("line {}: item {id} already exists in the store; nothing was imported", line_of[id]),
+                "remove the existing item or the line, then import again",
+            ),
+            _ => BrainError::from(err),
+        })?;
+        Ok(ImportReport { imported: total, redacted_fields })
+    }
+
+    /// Writes every item matching `filter` as JSONL, oldest id first. Returns the count.
+    pub fn export(&self, filter: &ItemFilter, writer: &mut dyn Write) -> BrainResult<usize> {
+        self.fold_access_log();
+        let mut items = self.store.list(filter)?;
+        items.sort_by(|a, b| a.id.cmp(&b.id));
+        for item in &items {
+            let line = serde_json::to_string(item).map_err(|err| BrainError::internal(err.to_string()))?;
+            writer.write_all(line.as_bytes())?;
+            writer.write_all(b"\n")?;
+        }
+        writer.flush()?;
+        Ok(items.len())
+    }
+
+    /// Brain document options: config, then the caller's overrides. A total budget given
+    /// alone rescales the layers unless config pins them.
+    pub fn brain_options(&self, overrides: &BudgetOverrides) -> BrainOptions {
+        let config = &self.config.brain;
+        BrainOptions {
+            token_budget: overrides.token_budget.unwrap_or(config.token_budget),
+            layer0: overrides.layer0.or(config.layer0),
+            layer1: overrides.layer1.or(config.layer1),
+            layer2: overrides.layer2.or(config.layer2),
+            thresholds: ArchiveThresholds {
+                low_confidence: config.low_confidence,
+                low_confidence_age_days: config.low_confidence_days,
+                implementation_age_days: config.implementation_max_days,
+                fixed_bug_age_days: config.fixed_bug_max_days,
+            },
+            title: format!("Project Brain: {}", self.project),
+            ..BrainOptions::default()
+        }
+    }
+
+    /// Every item of the scopes a session sees (global + project), any status: the
+    /// assembler needs drafts and archived items too, for the tree and the archive count.
+    fn session_items(&self) -> BrainResult<Vec<Item>> {
+        Ok(self.store.list(&ItemFilter { scopes: Some(self.visible_scopes()), ..ItemFilter::default() })?)
+    }
+
+    /// The vault feed (hot arcs, signals, inject blocks). Empty until a vault is indexed.
+    fn feed(&self) -> Feed {
+        // One indexed read of the feed state the last scan or tick stored; no vault walk.
+        crate::vault::indexed_feed(&self.store, self.now)
+    }
+
+    /// The layered brain document (SPEC §4.1).
+    pub fn brain_document(&self, options: &BrainOptions) -> BrainResult<BrainDocument> {
+        let items = self.session_items()?;
+        Ok(brain_document(&items, self.now, &self.counter, options, &self.feed()))
+    }
+
+    /// The claude-md summary (SPEC §4.4) with the inject blocks meant for `target`.
+    pub fn claude_md(&self, options: &BrainOptions, target: &str) -> BrainResult<ClaudeMdSummary> {
+        let items = self.session_items()?;
+        let feed = self.feed();
+        let injects: Vec<_> = feed.injects.into_iter().filter(|block| block.targets(target)).collect();
+        Ok(claude_md_summary(&items, self.now, &self.counter, options, &injects))
+    }
+
+    /// Writes the managed block into `path` (created when missing), preserving every byte
+    /// outside the block, atomically; a second run with the same state writes nothing.
+    pub fn inject(&self, path: &Path, options: &BrainOptions) -> BrainResult<InjectOutcome> {
+        let target = path.file_name().and_then(|name| name.to_str()).unwrap_or("CLAUDE.md");
+        let summary = self.claude_md(options, target)?;
+        let existing = match std::fs::read(path) {
+            Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
+                BrainError::user(format!("{} is not valid UTF-8; refusing to rewrite it", path.display()))
+            })?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(err) => return Err(BrainError::user(format!("cannot read {}: {err}", path.display()))),
+        };
+        let updated = upsert_managed_block(&existing, &summary.document);
+        let outcome = InjectOutcome {
+            path: path.display().to_string(),
+            changed: updated != existing,
+            tokens: summary.token_estimate,
+        };
+        if outcome.changed {
+            write_atomically(path, updated.as_bytes())?;
+        }
+        Ok(outcome)
+    }
+
+    /// The session-start budgets from `<home>/config.json`, created with the defaults when
+    /// missing (the one file reading configuration may write, SPEC §4.2). A corrupt file
+    /// falls back to the defaults with a warning on stderr.
+    pub fn session_budgets(&self) -> SessionBudgets {
+        let path = self.home.join(SESSION_CONFIG_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|err| {
+                eprintln!("warning: {} is invalid ({err}); using the default budgets", path.display());
+                SessionBudgets::default()
+            }),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                let defaults = SessionBudgets::default();
+                let text = serde_json::to_string_pretty(&defaults).unwrap_or_default() + "\n";
+                if let Err(err) = write_atomically(&path, text.as_bytes()) {
+                    eprintln!("warning: cannot create {}: {err}", path.display());
+                }
+                defaults
+            }
+            Err(err) => {
+                eprintln!("warning: cannot read {} ({err}); using the default budgets", path.display());
+                SessionBudgets::default()
+            }
+        }
+    }
+
+    /// The working memory for a session start (SPEC §4.2): pins, the skills index, the vault
+    /// feed and recalled items within the budgets, plus review and confidence alerts.
+    /// Returned items are reinforced, without ever waiting on another writer.
+    pub fn session_start(&self, request: &SessionRequest) -> BrainResult<SessionStart> {
+        let budgets = self.session_budgets();
+        let scopes = Some(self.visible_scopes());
+        let approved =
+            |extra: ItemFilter| ItemFilter { scopes: scopes.clone(), statuses: vec![Status::Approved], ..extra };
+        let now = self.now;
+        let pins: Vec<Item> = self
+            .store
+            .list(&approved(ItemFilter { pinned: Some(true), ..ItemFilter::default() }))?
+            .into_iter()
+            .filter(|item| !item.is_expired(now))
+            .collect();
+        let query =
+            [request.topics.as_deref(), request.task.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+        let words = crate::recall::query_words(&query);
+        let candidate_filter = approved(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
+        let candidates: Vec<(Item, f64)> = match self.store.search(&query, &candidate_filter) {
+            Ok(hits) => {
+                let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
+                hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 })).collect()
+            }
+            // No usable words: the project's most relevant recent items.
+            Err(brain_store::StoreError::InvalidQuery(_)) => {
+                self.store.list(&candidate_filter)?.into_iter().map(|item| (item, 0.0)).collect()
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let mut scored: Vec<(Item, f64)> = candidates
+            .into_iter()
+            .filter(|(item, _)| !item.pinned)
+            .map(|(item, relevance)| {
+                let score = crate::recall::recall_score(&item, relevance, now);
+                (item, score)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
+        scored.truncate(request.top.max(1));
+        let recalled: Vec<Recalled<'_>> = scored
+            .iter()
+            .map(|(item, score)| Recalled { item, score: *score, why: crate::recall::why(item, &words, now) })
+            .collect();
+        let skills: Vec<SkillEntry> = crate::skills::list(&self.home)
+            .into_iter()
+            .map(|skill| SkillEntry { name: skill.name, description: skill.description })
+            .collect();
+        let feed = self.feed();
+        let memory_count = self.store.count(&approved(ItemFilter::default()))?;
+        let due_for_review =
+            self.store.count(&approved(ItemFilter { review_due_by: Some(now), ..ItemFilter::default() }))? as usize;
+        let low_confidence_alerts = self
+            .store
+            .list(&approved(ItemFilter {
+                min_access_count: Some(3),
+                confidence_below: Some(0.5),
+                limit: Some(10),
+                ..ItemFilter::default()
+            }))?
+            .into_iter()
+            .map(|item| LowConfidenceAlert {
+                id: item.id,
+                title: item.title,
+                confidence: item.confidence,
+                access_count: item.access_count,
+            })
+            .collect();
+        let input = SessionInput {
+            project: &self.project,
+            memory_count,
+            pins: pins.iter().collect(),
+            skills: &skills,
+            feed: &feed,
+            recalled,
+            due_for_review,
+            low_confidence_alerts,
+        };
+        let payload = session_start(&input, &self.counter, &budgets, request.max_chars, 50);
+        // Recall reinforces what it returned; bookkeeping never blocks a session start.
+        let returned: Vec<Access> = pins
+            .iter()
+            .filter(|item| payload.pinned.iter().any(|p| p.id == item.id))
+            .chain(
+                scored
+                    .iter()
+                    .map(|(item, _)| item)
+                    .filter(|item| payload.context_recall.iter().any(|r| r.id == item.id)),
+            )
+            .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
+            .collect();
+        crate::access_log::append(&self.home, &returned, now);
+        Ok(payload)
+    }
+
+    /// Items due for review (SPEC §5.4), earliest due first.
+    pub fn review_due(&self, limit: usize) -> BrainResult<Vec<Item>> {
+        let mut items = self.store.list(&ItemFilter {
+            scopes: Some(self.visible_scopes()),
+            statuses: vec![Status::Approved],
+            review_due_by: Some(self.now),
+            ..ItemFilter::default()
+        })?;
+        items.sort_by(|a, b| a.review_due_at.cmp(&b.review_due_at).then_with(|| a.id.cmp(&b.id)));
+        items.truncate(limit);
+        Ok(items)
+    }
+
+    /// Records a review: `ok` grows the interval (1 day × 2.5^(n−1), n = min(reviews, 10)) and
+    /// reinforces the item; a failed review starts the schedule again from one day and
+    /// halves its strength.
+    pub fn review(&self, id: &str, ok: bool) -> BrainResult<Item> {
+        let now = self.now;
+        self.modify(id, None, |item| {
+            if ok {
+                item.review_count = item.review_count.saturating_add(1);
+                item.strength = crate::recall::reinforced_strength(item, now);
+            } else {
+                item.review_count = 0;
+                item.strength = (crate::recall::effective_strength(item, now) * 0.5).max(0.05);
+            }
+            item.review_due_at = Some(next_review(now, item.review_count.max(1)));
+            Ok(())
+        })
+    }
+
+    /// Checks the database, the search index and the configuration.
+    pub fn doctor(&self, repair: bool) -> BrainResult<DoctorReport> {
+        self.fold_access_log();
+        let mut stats: StoreStats = self.store.check()?;
+        if repair && !stats.problems.is_empty() {
+            let Store::Sqlite(sqlite) = &self.store;
+            sqlite.rebuild_search_index()?;
+            stats = self.store.check()?;
+        }
+        let mut problems = stats.problems;
+        let probe = self.home.join(".doctor-write-test");
+        match std::fs::write(&probe, b"ok") {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&probe);
+            }
+            Err(err) => problems.push(format!("home {} is not writable: {err}", self.home.display())),
+        }
+        Ok(DoctorReport {
+            home: self.home.display().to_string(),
+            database: self.home.join(DATABASE_FILE).display().to_string(),
+            project: self.project.clone(),
+            tokenizer: self.config.tokenizer.clone(),
+            schema_version: stats.schema_version,
+            items: stats.items,
+            generation: stats.generation,
+            by_status: stats.by_status,
+            journal_mode: stats.journal_mode,
+            problems,
+        })
+    }
+}
+
+/// When a review is next due: now + 1 day × 2.5^(n−1), n = min(review_count, 10).
+pub fn next_review(now: Timestamp, review_count: u32) -> Timestamp {
+    let n = review_count.clamp(1, 10);
+    let days = 2.5_f64.powi(n as i32 - 1);
+    let seconds = (days * 86_400.0) as i64;
+    now.checked_add(jiff::SignedDuration::from_secs(seconds)).unwrap_or(now)
+}
+
+/// Writes `bytes` to `path` through a temp file in the same folder, fsync and rename, so a
+/// reader sees the old or the new file, never half of one. Keeps the file's permissions.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> BrainResult<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let temp = dir.join(format!(".{name}.brain-{}.tmp", std::process::id()));
+    let cannot = |err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", path.display()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Ok(metadata) = std::fs::metadata(path) {
+            std::fs::set_permissions(&temp, metadata.permissions())?;
+        }
+        std::fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map_err(cannot)
+}
+
+/// Rejects malformed ids before they reach the store (and before they could appear in a path).
+fn check_id(id: &str) -> BrainResult<()> {
+    brain_core::item::validate_id(id)
+        .map_err(|err| BrainError::user_with_hint(err.message, "ids look like mem_01JD… (see `brain list`)"))
+}
+
+/// The path of the database of a home.
+pub fn database_path(home: &Path) -> PathBuf {
+    home.join(DATABASE_FILE)
+}

@@ -1,0 +1,60 @@
+//! `brain brain`: the layered brain document (SPEC §4.1).
+
+use crate::app::{Brain, BudgetOverrides, Context};
+use crate::error::BrainResult;
+use crate::output::Out;
+
+/// Budget flags shared by the context commands.
+#[derive(Debug, Default, clap::Args)]
+pub struct BudgetArgs {
+    /// Total token budget [default: config, 6000]; layers not given scale with it
+    #[arg(long)]
+    pub token_budget: Option<usize>,
+    /// Layer 0 (project brief) budget
+    #[arg(long)]
+    pub layer0: Option<usize>,
+    /// Layer 1 (active knowledge) budget
+    #[arg(long)]
+    pub layer1: Option<usize>,
+    /// Layer 2 (reference knowledge) budget
+    #[arg(long)]
+    pub layer2: Option<usize>,
+}
+
+impl BudgetArgs {
+    pub fn overrides(&self) -> BudgetOverrides {
+        BudgetOverrides {
+            token_budget: self.token_budget,
+            layer0: self.layer0,
+            layer1: self.layer1,
+            layer2: self.layer2,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let options = brain.brain_options(&args.budget.overrides());
+    let document = brain.brain_document(&options)?;
+    let mut out = Out::new();
+    if json {
+        out.json(&document);
+    } else {
+        out.text(&document.document);
+        eprintln!(
+            "brain: {} of {} tokens, {} items loaded, {} archived, hash {}",
+            document.token_estimate,
+            document.budget.cap,
+            document.items_loaded,
+            document.layers.archived.count,
+            document.brain_hash
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! `brain doctor`: the home, the database, the search index and the config.
+
+use crate::app::{Brain, Context};
+use crate::error::{BrainError, BrainResult};
+use crate::output::Out;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rebuild the search index when it is damaged
+    #[arg(long)]
+    pub repair: bool,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let report = brain.doctor(args.repair)?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+    } else {
+        out.line(format!("home        {}", report.home));
+        out.line(format!(
+            "database    {} (schema v{}, {})",
+            report.database, report.schema_version, report.journal_mode
+        ));
+        out.line(format!("project     {}", report.project));
+        out.line(format!("tokenizer   {}", report.tokenizer));
+        let statuses: Vec<String> = report.by_status.iter().map(|(s, n)| format!("{s} {n}")).collect();
+        out.line(format!("items       {} ({})", report.items, statuses.join(", ")));
+        out.line(format!("generation  {}", report.generation));
+        if report.problems.is_empty() {
+            out.line("ok: no problems found");
+        }
+    }
+    out.flush();
+    if report.problems.is_empty() {
+        return Ok(());
+    }
+    Err(BrainError::user_with_hint(
+        format!("{} problem(s): {}", report.problems.len(), report.problems.join("; ")),
+        "run `brain doctor --repair` to rebuild the search index",
+    ))
+}

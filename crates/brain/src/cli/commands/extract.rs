@@ -1,0 +1,108 @@
+//! `brain extract`: summarize the Claude Code sessions of a time window (SPEC §6.7).
+
+use std::path::PathBuf;
+
+use brain_core::time::format_timestamp;
+
+use crate::app::{Brain, Context};
+use crate::capture::{self, ExtractOptions, ExtractReport, Window};
+use crate::cli::progress;
+use crate::error::BrainResult;
+use crate::output::Out;
+
+/// The flags that choose the sessions (shared with `brain capture`). The global `--project P`
+/// (or `BRAIN_PROJECT`) keeps only project folders whose name contains P.
+#[derive(Debug, clap::Args)]
+pub struct ExtractArgs {
+    /// Start of the window: a duration back from now (30m, 26h, 7d, 2w), an RFC 3339 time or a date
+    #[arg(long, default_value = capture::extract::DEFAULT_SINCE, value_name = "WHEN")]
+    pub since: String,
+    /// End of the window, in the same forms [default: now]
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Skip sessions with fewer prompts than this (tool results are not prompts)
+    #[arg(long, default_value_t = capture::extract::DEFAULT_MIN_TURNS, value_name = "N")]
+    pub min_turns: u32,
+    /// Folder of Claude Code transcripts (<DIR>/<project>/<session>.jsonl) [default: ~/.claude/projects]
+    #[arg(long, value_name = "DIR")]
+    pub projects_dir: Option<PathBuf>,
+}
+
+impl ExtractArgs {
+    pub fn options(&self, context: &Context) -> BrainResult<ExtractOptions> {
+        let window = Window::parse(&self.since, self.until.as_deref(), context.now)?;
+        let projects_dir = match &self.projects_dir {
+            Some(dir) => context.cwd.join(dir),
+            None => capture::extract::default_projects_dir(),
+        };
+        Ok(ExtractOptions { projects_dir, window, min_turns: self.min_turns, project: context.project.clone() })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub extract: ExtractArgs,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let options = args.extract.options(context)?;
+    let brain = Brain::open(context)?;
+    let report = extract_with_progress(&brain, &options)?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+        return Ok(());
+    }
+    for session in &report.sessions {
+        let start = session.start.map(format_timestamp).unwrap_or_default();
+        let prompt: String = session.first_prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+        let prompt: String = prompt.chars().take(70).collect();
+        out.line(format!(
+            "{start}  {:<20} {:>4} turns {:>5} tools  {}  {prompt}",
+            session.project, session.turns, session.tool_calls, session.session_id
+        ));
+    }
+    print_summary(&report);
+    Ok(())
+}
+
+/// Runs the extract with a progress bar on a terminal.
+pub fn extract_with_progress(brain: &Brain, options: &ExtractOptions) -> BrainResult<ExtractReport> {
+    let bar = progress::bar(Some(0), "extracting");
+    let report = capture::run_extract(brain, options, &|total| bar.set_length(total as u64), &|| bar.inc(1));
+    bar.finish_and_clear();
+    report
+}
+
+/// The counts, on stderr (stdout carries the sessions).
+pub fn print_summary(report: &ExtractReport) {
+    let files = &report.files;
+    let lines = &report.lines;
+    eprintln!(
+        "{} sessions from {} transcripts in {} ({} read, {} unchanged, {} older than the window, {} unreadable)",
+        report.sessions_returned,
+        files.found,
+        report.projects_dir,
+        files.read,
+        files.unchanged,
+        files.skipped_old,
+        files.unreadable
+    );
+    let skipped = &report.skipped;
+    if skipped.too_short + skipped.outside_window + skipped.no_timestamps > 0 {
+        eprintln!(
+            "skipped: {} with fewer than {} turns, {} outside the window, {} without timestamps",
+            skipped.too_short, report.filter.min_turns, skipped.outside_window, skipped.no_timestamps
+        );
+    }
+    if lines.bad_json + lines.unknown_type + lines.truncated > 0 {
+        eprintln!(
+            "lines skipped: {} not JSON, {} of unknown record types, {} cut short at the end of a file",
+            lines.bad_json, lines.unknown_type, lines.truncated
+        );
+    }
+    for warning in &report.warnings {
+        eprintln!("warning: {warning}");
+    }
+}

@@ -1,0 +1,52 @@
+//! `brain remember`: add an item from flags, with the content from `--content` or stdin.
+
+use crate::app::{Brain, Context};
+use crate::cli::ItemFields;
+use crate::error::{BrainError, BrainResult};
+use crate::output::Out;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub fields: ItemFields,
+    /// Pin the item (always loaded first at session start)
+    #[arg(long)]
+    pub pin: bool,
+    /// Pin priority (higher first)
+    #[arg(long, allow_hyphen_values = true)]
+    pub priority: Option<i32>,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let content = match args.fields.content.as_deref() {
+        Some("-") => Some(super::read_stdin()?),
+        Some(text) => Some(text.to_string()),
+        None if super::stdin_is_piped() => Some(super::read_stdin()?).filter(|text| !text.trim().is_empty()),
+        None => None,
+    };
+    let mut draft = args.fields.to_draft(content);
+    if draft.title.is_none() {
+        // Without --title, the first line of the content is the title.
+        let first_line = draft.content.as_deref().and_then(|c| c.lines().map(str::trim).find(|l| !l.is_empty()));
+        let Some(first_line) = first_line else {
+            return Err(BrainError::user_with_hint(
+                "nothing to remember: no --title and no content",
+                "brain remember --title \"Use WAL mode\" --content \"…\" (or pipe the content on stdin)",
+            ));
+        };
+        draft.title = Some(first_line.chars().take(brain_core::item::MAX_TITLE_CHARS).collect());
+    }
+    if args.pin {
+        draft.pinned = Some(true);
+    }
+    draft.pin_priority = args.priority;
+    let item = brain.remember(draft, "cli")?;
+    let mut out = Out::new();
+    if json {
+        out.json(&item);
+    } else {
+        out.line(format!("remembered {} ({}, {}, {} tokens)", item.id, item.kind, item.scope, item.tokens));
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! `brain session-start`: the working memory for a new agent session (SPEC §4.2).
+
+use crate::app::{Brain, Context, SessionRequest};
+use crate::error::{BrainError, BrainResult};
+use crate::output::Out;
+
+/// Default character cap of the text form (Claude Code cuts hook context above 10,000).
+pub const DEFAULT_MAX_CHARS: usize = 9500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Json,
+    Text,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Topics to recall memory for (free words, comma-separated or not)
+    #[arg(long)]
+    pub topics: Option<String>,
+    /// The task at hand, in words
+    #[arg(long)]
+    pub task: Option<String>,
+    /// How many items to recall (1 to 50)
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// json (the payload) or text (the markdown hooks inject)
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Character cap of the text form
+    #[arg(long, default_value_t = DEFAULT_MAX_CHARS)]
+    pub max_chars: usize,
+}
+
+pub fn run(context: &Context, args: Args, _json: bool) -> BrainResult<()> {
+    if !(1..=50).contains(&args.top) {
+        return Err(BrainError::user(format!("--top {} is out of range (1 to 50)", args.top)));
+    }
+    let brain = Brain::open(context)?;
+    let request = SessionRequest {
+        topics: args.topics,
+        task: args.task,
+        top: args.top,
+        max_chars: (args.format == Format::Text).then_some(args.max_chars),
+    };
+    let payload = brain.session_start(&request)?;
+    let mut out = Out::new();
+    match args.format {
+        Format::Json => out.json(&payload),
+        Format::Text => out.text(&payload.text),
+    }
+    Ok(())
+}

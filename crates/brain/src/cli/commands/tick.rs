@@ -1,0 +1,130 @@
+//! `brain tick`: maintain the vault (phase 1, deterministic): heat, promotion and demotion,
+//! graduation, signal tombstones, the brain feed and `health.jsonl`. The AI phases (2–5)
+//! need an LLM; without one the tick says so and runs phase 1 only.
+
+use std::path::PathBuf;
+
+use crate::app::{Brain, Context};
+use crate::cli::progress;
+use crate::error::BrainResult;
+use crate::output::Out;
+use crate::vault::{self, Location, TickOptions, TickReport};
+
+/// At most this many planned changes of one kind are listed in text output (all in --json).
+const SHOWN: usize = 20;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The vault folder [default: config `[vault] path`, else <home>/vault]
+    #[arg(long, value_name = "DIR")]
+    pub vault: Option<PathBuf>,
+    /// Where the feed files go [default: <vault>/brain-feed]
+    #[arg(long, value_name = "DIR")]
+    pub brain_feed: Option<PathBuf>,
+    /// Deterministic phase 1 only (also the behaviour when no LLM is configured)
+    #[arg(long)]
+    pub no_ai: bool,
+    /// Print the planned changes; write nothing anywhere
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let vault_flag = args.vault.map(|dir| context.cwd.join(dir));
+    let feed_flag = args.brain_feed.map(|dir| context.cwd.join(dir));
+    let location = Location::resolve(&brain, vault_flag.as_deref(), feed_flag.as_deref())?;
+    let bar = progress::bar(None, "scanning");
+    let on_progress = |done: usize, total: usize| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    };
+    let options =
+        TickOptions { location, dry_run: args.dry_run, no_ai: args.no_ai, progress: &on_progress, before_write: None };
+    let report = vault::tick(&brain, &options);
+    bar.finish_and_clear();
+    let report = report?;
+    for skipped in &report.skipped {
+        eprintln!("warning: {}: {}", skipped.path, skipped.reason);
+    }
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+    } else {
+        print_text(&mut out, &report);
+    }
+    Ok(())
+}
+
+fn print_text(out: &mut Out, report: &TickReport) {
+    let verb = if report.dry_run { "would" } else { "did" };
+    out.line(format!(
+        "tick {}{}",
+        report.vault,
+        if report.dry_run { " (dry run: planned changes, nothing written)" } else { "" }
+    ));
+    for phase in &report.phases {
+        if !phase.ran {
+            continue;
+        }
+        let steps: Vec<String> = phase.steps.iter().map(|s| format!("{} {:.1}", s.name, s.ms)).collect();
+        out.line(format!("phase {} {}: {:.1} ms ({})", phase.phase, phase.name, phase.ms, steps.join(", ")));
+    }
+    out.line(format!("phases 2-5 skipped: {}", report.ai.reason));
+    out.line(format!(
+        "scan: {} files ({} parsed, {} unchanged, {} removed)",
+        report.scan.files, report.scan.parsed, report.scan.unchanged, report.scan.removed
+    ));
+    out.line(format!(
+        "arcs {}: heat changed on {}, {} promoted, {} demoted, {} graduated, {} cleared signals removed",
+        report.arcs,
+        report.heat_changes.len(),
+        report.promotions.len(),
+        report.demotions.len(),
+        report.graduations.len(),
+        report.tombstones.len()
+    ));
+    if report.dry_run {
+        for change in report.heat_changes.iter().take(SHOWN) {
+            let from = change.from.map_or("none".to_string(), |heat| heat.to_string());
+            out.line(format!("  {verb} set heat {from} -> {} in {}", change.to, change.file));
+        }
+        more(out, report.heat_changes.len());
+        for promotion in report.promotions.iter().take(SHOWN) {
+            out.line(format!("  {verb} promote {} (heat {})", promotion.cluster_id, promotion.heat));
+        }
+        for demotion in report.demotions.iter().take(SHOWN) {
+            out.line(format!("  {verb} demote {} (heat {})", demotion.cluster_id, demotion.heat));
+        }
+        for graduation in report.graduations.iter().take(SHOWN) {
+            out.line(format!("  {verb} graduate {} -> {}", graduation.from, graduation.to));
+        }
+        for tombstone in report.tombstones.iter().take(SHOWN) {
+            out.line(format!("  {verb} remove cleared signal from {}: {}", tombstone.file, tombstone.text));
+        }
+        for note in report.notes.iter().take(SHOWN) {
+            out.line(format!("  {verb} {} {}", note.action, note.path));
+        }
+        more(out, report.notes.len());
+    }
+    let writes = report.notes.iter().filter(|note| note.action == "write").count();
+    out.line(format!("generated notes: {} written, {} removed", writes, report.notes.len() - writes));
+    let feed: Vec<String> = report
+        .feed_files
+        .iter()
+        .map(|file| format!("{}{}", file.name, if file.changed { "" } else { " (unchanged)" }))
+        .collect();
+    out.line(format!("feed {}: {}", report.brain_feed, feed.join(", ")));
+    for result in &report.verify {
+        out.line(format!("verify {} `{}`: {}", result.file, result.command, result.outcome));
+    }
+    out.line(format!("health {}/10: {}", report.health.score, report.health.reason));
+}
+
+fn more(out: &mut Out, total: usize) {
+    if total > SHOWN {
+        out.line(format!("  … and {} more (all of them with --json)", total - SHOWN));
+    }
+}

@@ -1,0 +1,117 @@
+//! `brain vault init|scan`: create the compartments of a vault; index it (incrementally) and
+//! print its diagnostics.
+
+use std::path::PathBuf;
+
+use brain_core::vault::DiagnosticSeverity;
+
+use crate::app::{Brain, Context};
+use crate::cli::progress;
+use crate::error::BrainResult;
+use crate::output::Out;
+use crate::vault::{self, Location};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: VaultCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum VaultCommand {
+    /// Create the vault folder and its compartments (idempotent)
+    Init(VaultArgs),
+    /// Index the vault into the store (only changed files are parsed) and print diagnostics
+    Scan(VaultArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VaultArgs {
+    /// The vault folder [default: config `[vault] path`, else <home>/vault]
+    #[arg(long, value_name = "DIR")]
+    pub vault: Option<PathBuf>,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    match args.command {
+        VaultCommand::Init(args) => init(context, args, json),
+        VaultCommand::Scan(args) => scan(context, args, json),
+    }
+}
+
+fn init(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let flag = args.vault.map(|dir| context.cwd.join(dir));
+    let path = vault::vault_path(&brain, flag.as_deref());
+    let report = vault::init(&path)?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+        return Ok(());
+    }
+    if report.created.is_empty() {
+        out.line(format!("vault {} is ready (every compartment exists)", report.vault));
+    } else {
+        out.line(format!("vault {}: created {}", report.vault, report.created.join(", ")));
+    }
+    if flag.is_some() && brain.config.vault.path.is_none() {
+        eprintln!(
+            "hint: pass --vault {} to scan and tick, or set `[vault] path` in {}",
+            report.vault,
+            brain.home.join(crate::config::USER_CONFIG_FILE).display()
+        );
+    }
+    Ok(())
+}
+
+fn scan(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let flag = args.vault.map(|dir| context.cwd.join(dir));
+    let location = Location::resolve(&brain, flag.as_deref(), None)?;
+    let bar = progress::bar(None, "scanning");
+    let on_progress = |done: usize, total: usize| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    };
+    let report = vault::scan_vault(&brain, &location, &on_progress);
+    bar.finish_and_clear();
+    let report = report?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+        return Ok(());
+    }
+    out.line(format!(
+        "scanned {}: {} files ({} parsed, {} unchanged, {} touched, {} removed) in {:.0} ms",
+        report.vault, report.files, report.parsed, report.unchanged, report.touched, report.removed, report.ms
+    ));
+    out.line(format!(
+        "index: {} items, {} arcs ({} inserted, {} updated, {} deleted)",
+        report.indexed_items.unwrap_or(0),
+        report.indexed_arcs.unwrap_or(0),
+        report.items_inserted,
+        report.items_updated,
+        report.items_deleted
+    ));
+    if report.reindexed {
+        eprintln!("note: the index held another vault; it was rebuilt for this one");
+    }
+    let count =
+        |severity: DiagnosticSeverity| report.diagnostics.iter().filter(|d| d.severity == severity.as_str()).count();
+    if !report.diagnostics.is_empty() {
+        out.line(format!(
+            "diagnostics: {} ({} errors, {} warnings, {} info)",
+            report.diagnostics.len(),
+            count(DiagnosticSeverity::Error),
+            count(DiagnosticSeverity::Warning),
+            count(DiagnosticSeverity::Info)
+        ));
+        out.flush();
+        for d in &report.diagnostics {
+            eprintln!("{}:{}: {}: {}", d.file, d.line, d.severity, d.message);
+        }
+    }
+    Ok(())
+}

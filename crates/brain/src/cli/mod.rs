@@ -1,0 +1,200 @@
+//! The command line: global flags, the subcommand table and the error boundary that turns
+//! every failure into one clear message and an exit code (0 ok, 1 user error, 2 internal).
+
+pub mod commands;
+mod fields;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::app::Context;
+use crate::config;
+use crate::error::{BrainError, BrainResult};
+
+pub use fields::ItemFields;
+
+/// Local-first memory for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "brain", version, about, max_term_width = 100, args_override_self = true)]
+pub struct Cli {
+    /// Brain home (database, config, skills, vault) [default: ~/.brain]
+    #[arg(long, global = true, env = "BRAIN_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Current project (else .brain.toml, the git root's name, the folder's name)
+    #[arg(long, global = true, env = "BRAIN_PROJECT", value_name = "NAME")]
+    pub project: Option<String>,
+    /// The clock, for reproducible output (RFC 3339, e.g. 2026-11-21T10:00:00Z)
+    #[arg(long, global = true, value_name = "RFC3339")]
+    pub now: Option<String>,
+    /// Print data as JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the brain home, its database and a commented config (idempotent)
+    Init(commands::init::Args),
+    /// Add a memory item (content from --content or stdin)
+    Remember(commands::remember::Args),
+    /// List items (newest first)
+    List(commands::list::Args),
+    /// Show one item with every field
+    Show(commands::show::Args),
+    /// Change fields of an item
+    Edit(commands::edit::Args),
+    /// Approve a draft so it enters assembled context
+    Approve(commands::status::Args),
+    /// Deprecate an item (kept and searchable, never injected)
+    Deprecate(commands::status::Args),
+    /// Mark OLD as superseded by NEW (both are kept)
+    Supersede(commands::supersede::Args),
+    /// Archive an item, or erase it with --hard
+    Forget(commands::forget::Args),
+    /// Pin an item: always loaded first at session start
+    Pin(commands::pin::PinArgs),
+    /// Unpin an item
+    Unpin(commands::pin::UnpinArgs),
+    /// Full-text search (BM25) over title, content, tags, files and schema key
+    Search(commands::search::Args),
+    /// Import items from a JSONL file, all or nothing
+    Import(commands::import::Args),
+    /// Export items as JSONL (readable by `brain import`)
+    Export(commands::export::Args),
+    /// Check the home, the database, the search index and the config
+    Doctor(commands::doctor::Args),
+    /// Print the layered brain document (what an agent should know), within a token budget
+    Brain(commands::brain::Args),
+    /// Assemble a context profile: brain or claude-md
+    Context(commands::context::Args),
+    /// Write the summary into the managed block of CLAUDE.md / AGENTS.md / GEMINI.md / .cursorrules
+    Inject(commands::inject::Args),
+    /// Skills: list, show, add
+    Skill(commands::skill::Args),
+    /// The working memory for a new agent session: pins, skills, feed, recall
+    SessionStart(commands::session_start::Args),
+    /// List items due for review, or record one review
+    Review(commands::review::Args),
+    /// The vault of markdown arcs: create its compartments, index it
+    Vault(commands::vault::Args),
+    /// Maintain the vault: heat, promotion, graduation, signals, the brain feed (phase 1)
+    Tick(commands::tick::Args),
+    /// Summarize the Claude Code sessions of a time window (--project P keeps project folders matching P)
+    Extract(commands::extract::Args),
+    /// Group the extracted sessions into arcs in the vault
+    Cluster(commands::cluster::Args),
+    /// Extract and cluster in one go: transcripts → arcs
+    Capture(commands::capture::Args),
+    /// Agent hooks: session-start, user-prompt-submit, stop, session-end (always exit 0); install
+    Hook(commands::hook::Args),
+}
+
+/// Parses the process arguments, runs the command and returns the exit code.
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            use clap::error::ErrorKind;
+            let _ = err.print();
+            return match err.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                // Usage mistakes are user errors (SPEC §7.1), not clap's default 2.
+                _ => ExitCode::from(1),
+            };
+        }
+    };
+    let json = cli.json;
+    // Hooks fail open even when the command line context cannot be built (a deleted
+    // working directory, a bad --now): a valid payload and exit 0, always.
+    if let Command::Hook(commands::hook::Args { command }) = &cli.command
+        && let Err(err) = context(&cli)
+    {
+        if matches!(command, commands::hook::HookCommand::SessionStart) {
+            println!("{}", crate::hook::payload("SessionStart", ""));
+        }
+        eprintln!("brain hook: {err}");
+        return ExitCode::SUCCESS;
+    }
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            report(&err, json);
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+/// Prints an error to stderr: `error: …` and an optional `hint: …` (as JSON with --json).
+pub fn report(err: &BrainError, json: bool) {
+    if json {
+        let value = serde_json::json!({"error": {"code": err.code(), "message": err.to_string(), "hint": err.hint()}});
+        eprintln!("{value}");
+        return;
+    }
+    eprintln!("error: {err}");
+    if let Some(hint) = err.hint() {
+        eprintln!("hint: {hint}");
+    }
+}
+
+fn execute(cli: Cli) -> BrainResult<()> {
+    let context = context(&cli)?;
+    let json = cli.json;
+    match cli.command {
+        Command::Init(args) => commands::init::run(&context, args, json),
+        Command::Remember(args) => commands::remember::run(&context, args, json),
+        Command::List(args) => commands::list::run(&context, args, json),
+        Command::Show(args) => commands::show::run(&context, args, json),
+        Command::Edit(args) => commands::edit::run(&context, args, json),
+        Command::Approve(args) => commands::status::run(&context, args, brain_core::Status::Approved, json),
+        Command::Deprecate(args) => commands::status::run(&context, args, brain_core::Status::Deprecated, json),
+        Command::Supersede(args) => commands::supersede::run(&context, args, json),
+        Command::Forget(args) => commands::forget::run(&context, args, json),
+        Command::Pin(args) => commands::pin::run_pin(&context, args, json),
+        Command::Unpin(args) => commands::pin::run_unpin(&context, args, json),
+        Command::Search(args) => commands::search::run(&context, args, json),
+        Command::Import(args) => commands::import::run(&context, args, json),
+        Command::Export(args) => commands::export::run(&context, args, json),
+        Command::Doctor(args) => commands::doctor::run(&context, args, json),
+        Command::Brain(args) => commands::brain::run(&context, args, json),
+        Command::Context(args) => commands::context::run(&context, args, json),
+        Command::Inject(args) => commands::inject::run(&context, args, json),
+        Command::Skill(args) => commands::skill::run(&context, args, json),
+        Command::SessionStart(args) => commands::session_start::run(&context, args, json),
+        Command::Review(args) => commands::review::run(&context, args, json),
+        Command::Vault(args) => commands::vault::run(&context, args, json),
+        Command::Tick(args) => commands::tick::run(&context, args, json),
+        Command::Extract(args) => commands::extract::run(&context, args, json),
+        Command::Cluster(args) => commands::cluster::run(&context, args, json),
+        Command::Capture(args) => commands::capture::run(&context, args, json),
+        Command::Hook(args) => commands::hook::run(&context, args, json),
+    }
+}
+
+fn context(cli: &Cli) -> BrainResult<Context> {
+    let now = match &cli.now {
+        Some(text) => {
+            brain_core::time::parse_timestamp(text).map_err(|err| BrainError::user(format!("--now: {err}")))?
+        }
+        None => jiff::Timestamp::now(),
+    };
+    let cwd =
+        std::env::current_dir().map_err(|err| BrainError::user(format!("cannot read the working directory: {err}")))?;
+    let home = match &cli.home {
+        Some(home) if home.as_os_str().is_empty() => return Err(BrainError::user("--home is empty")),
+        Some(home) => cwd.join(home),
+        None => config::default_home(),
+    };
+    Ok(Context {
+        home,
+        cwd,
+        project: cli.project.clone().filter(|p| !p.trim().is_empty()),
+        now,
+        env: config::Environment::from_process(),
+    })
+}

@@ -1,0 +1,14 @@
+//! brain, the application: one `Brain` API (app.rs) and the adapters that call it (the CLI
+//! today; HTTP, MCP and hooks share the same API).
+
+pub mod access_log;
+pub mod app;
+pub mod capture;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod hook;
+pub mod output;
+pub mod recall;
+pub mod skills;
+pub mod vault;

@@ -1,0 +1,197 @@
+//! File IO of the vault: content hashes, atomic writes that never clobber a concurrent edit,
+//! and the tick lock.
+//!
+//! A user's file is replaced only through [`replace_if_unchanged`]: the new bytes go to a
+//! temp file in the same folder (fsynced), the file is read again and compared with the
+//! bytes the edit was computed from, and only if they are identical is the temp file renamed
+//! over it. An edit made by the user (or an editor, or a sync tool) at any time before that
+//! comparison wins: the tick skips the file with a warning and the next tick starts from
+//! the new content. What remains is the instant between the comparison and the rename; no
+//! portable file API closes it.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{BrainError, BrainResult};
+
+/// Lowercase hex SHA-256.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Temp files are named `.<name>.brain-<pid>-<n>.tmp`: hidden, so the walker skips them.
+fn temp_path(path: &Path) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.brain-{}-{n}.tmp", std::process::id()))
+}
+
+/// Writes `bytes` to a new temp file next to `path` and fsyncs it; permissions are copied
+/// from `permissions_of` when it exists.
+fn write_temp(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::Result<PathBuf> {
+    let temp = temp_path(path);
+    let result = (|| {
+        let mut file = File::options().write(true).create_new(true).open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Some(metadata) = permissions_of.and_then(|source| std::fs::metadata(source).ok()) {
+            std::fs::set_permissions(&temp, metadata.permissions())?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(temp),
+        Err(err) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(err)
+        }
+    }
+}
+
+/// Reads a file; a missing file is `None`.
+pub(crate) fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+/// Replaces `path` with `new` if it still holds exactly `expected`. Returns false (and
+/// leaves the file alone) when it changed or disappeared since it was read.
+pub(crate) fn replace_if_unchanged(path: &Path, expected: &[u8], new: &[u8]) -> io::Result<bool> {
+    let temp = write_temp(path, new, Some(path))?;
+    let still_expected = matches!(read_optional(path), Ok(Some(current)) if current == expected);
+    if !still_expected {
+        let _ = std::fs::remove_file(&temp);
+        return Ok(false);
+    }
+    if let Err(err) = std::fs::rename(&temp, path) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(err);
+    }
+    Ok(true)
+}
+
+/// Creates `path` with `bytes` atomically, never replacing an existing file. Returns false
+/// when `path` already exists.
+pub(crate) fn create_new(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::Result<bool> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let temp = write_temp(path, bytes, permissions_of)?;
+    // A hard link fails when the target exists, so a file created meanwhile is never replaced.
+    let linked = std::fs::hard_link(&temp, path);
+    let _ = std::fs::remove_file(&temp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// Writes a file the tick owns (feed files, generated notes) atomically.
+pub(crate) fn write_owned(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let temp = write_temp(path, bytes, Some(path))?;
+    if let Err(err) = std::fs::rename(&temp, path) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(err);
+    }
+    Ok(())
+}
+
+/// Removes `path` if it still holds exactly `expected`. Returns false when it changed.
+pub(crate) fn remove_if_unchanged(path: &Path, expected: &[u8]) -> io::Result<bool> {
+    match read_optional(path)? {
+        Some(current) if current == expected => {
+            std::fs::remove_file(path)?;
+            Ok(true)
+        }
+        Some(_) => Ok(false),
+        // Already gone: nothing to do, and nothing of the user's was touched.
+        None => Ok(true),
+    }
+}
+
+/// The file that serializes ticks and scans of one home.
+pub(crate) const LOCK_FILE: &str = "tick.lock";
+
+/// Held for the whole tick or scan; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub(crate) struct VaultLock {
+    _file: File,
+}
+
+/// Takes the lock of `home`. An exclusive lock (a tick or scan that writes) creates the lock
+/// file when missing. A shared lock (`--dry-run`, which writes nothing at all) is taken only
+/// when the file exists, so a dry run never creates it; it still refuses to run beside a
+/// writing tick. A held lock is a user error with a clear message, never a wait.
+pub(crate) fn lock(home: &Path, exclusive: bool) -> BrainResult<Option<VaultLock>> {
+    let path = home.join(LOCK_FILE);
+    let file = if exclusive {
+        File::options().read(true).write(true).create(true).truncate(false).open(&path)
+    } else {
+        match File::open(&path) {
+            Ok(file) => Ok(file),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+    .map_err(|err| BrainError::user(format!("cannot open the tick lock {}: {err}", path.display())))?;
+    let attempt = if exclusive { file.try_lock() } else { file.try_lock_shared() };
+    match attempt {
+        Ok(()) => Ok(Some(VaultLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Err(BrainError::user_with_hint(
+            format!("another brain tick or vault scan is running on this home (lock {} is held)", path.display()),
+            "wait for it to finish, then run the command again",
+        )),
+        Err(std::fs::TryLockError::Error(err)) => {
+            Err(BrainError::user(format!("cannot lock {}: {err}", path.display())))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_changed_after_reading_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("arc.md");
+        std::fs::write(&path, "heat: 3\n").unwrap();
+        assert!(replace_if_unchanged(&path, b"heat: 3\n", b"heat: 5\n").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"heat: 5\n");
+        // The caller read "heat: 3" but the file now says "heat: 5": the edit is refused.
+        assert!(!replace_if_unchanged(&path, b"heat: 3\n", b"heat: 7\n").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"heat: 5\n");
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temp file is left behind");
+    }
+
+    #[test]
+    fn create_new_never_replaces_and_the_lock_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/new.md");
+        assert!(create_new(&path, b"one", None).unwrap());
+        assert!(!create_new(&path, b"two", None).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"one");
+        assert!(lock(dir.path(), false).unwrap().is_none(), "a dry run creates no lock file");
+        let held = lock(dir.path(), true).unwrap();
+        assert!(held.is_some());
+        let err = lock(dir.path(), true).unwrap_err().to_string();
+        assert!(err.contains("another brain tick"), "{err}");
+        assert!(lock(dir.path(), false).is_err(), "a dry run does not run beside a tick");
+        drop(held);
+        assert!(lock(dir.path(), true).is_ok());
+    }
+}

@@ -1,0 +1,168 @@
+//! The vault on disk (SPEC §6): `brain vault init`, the incremental `brain vault scan`, and
+//! phase 1 of `brain tick` (the keeper). The parsing itself is `brain_core::vault`; this
+//! module walks, indexes, decides and writes.
+//!
+//! - [`init`] creates the compartments of SPEC §6.1.
+//! - [`scan_vault`] indexes the vault into the store: every file's parsed state in
+//!   `vault_files` (keyed by relpath; unchanged by `(size, mtime_ns)` → not read, changed
+//!   stat but same SHA-256 → not parsed), its markers as items (`source = vault:<relpath>`,
+//!   ids from `derived_items`, approved, read-only through the API), its arc as an item of
+//!   kind `arc`. See [`scan`] for the incremental key.
+//! - [`tick`] runs phase 1: heat, pointer notes for promotion and demotion (never copies),
+//!   graduation, tombstones, amygdala notes, the five feed files and `health.jsonl`. See
+//!   [`tick`] for the guarantees about user files.
+//! - [`indexed_feed`] is what session start and the brain document read: the feed state the
+//!   scan and the tick leave in the store (one row), never a walk of the vault.
+//!
+//! Invariants: a symlink is never followed (nothing outside the vault is read); a user's file
+//! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block,
+//! atomically, and never when it changed since it was read; `--dry-run` writes nothing at
+//! all (no lock file, no store write, no vault or feed file); one tick or scan at a time per
+//! home (`<home>/tick.lock`).
+
+mod config;
+mod feed;
+mod fsio;
+mod heat;
+mod scan;
+mod state;
+mod text;
+mod tick;
+mod verify;
+mod walk;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use config::VaultConfig;
+pub use feed::indexed_feed;
+pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
+pub use scan::{DiagnosticOut, Progress, ScanReport};
+pub use tick::{
+    AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, NoteChange, PhaseTiming, Skipped,
+    StepTiming, TickOptions, TickReport, Tombstone, VerifyResult, tick,
+};
+
+use crate::app::Brain;
+use crate::error::{BrainError, BrainResult};
+
+/// The feed folder inside a vault (SPEC §6.1); never indexed.
+pub const FEED_FOLDER: &str = "brain-feed";
+
+/// The compartments `brain vault init` creates (SPEC §6.1).
+pub const COMPARTMENTS: &[&str] = &[
+    "clusters",
+    "frontal-lobe/conscious",
+    "frontal-lobe/unconscious",
+    "amygdala",
+    "pineal",
+    "left",
+    "right",
+    FEED_FOLDER,
+];
+
+/// Where a vault and its feed are.
+#[derive(Clone, Debug)]
+pub struct Location {
+    /// The vault folder, canonical.
+    pub root: PathBuf,
+    /// The feed folder (`<vault>/brain-feed` unless `--brain-feed`).
+    pub feed_dir: PathBuf,
+    /// Vault-relative folders the walk does not enter (the feed folders).
+    pub skip: Vec<String>,
+}
+
+/// The vault folder: `flag` (`--vault`, already absolute), else `[vault] path` (relative to the
+/// home), else `<home>/vault`.
+pub fn vault_path(brain: &Brain, flag: Option<&Path>) -> PathBuf {
+    match (flag, &brain.config.vault.path) {
+        (Some(path), _) => path.to_path_buf(),
+        (None, Some(path)) => brain.home.join(path),
+        (None, None) => brain.home.join("vault"),
+    }
+}
+
+impl Location {
+    /// Resolves an existing vault (a missing one is a user error naming the path) and its
+    /// feed folder (`feed`, already absolute, else `<vault>/brain-feed`).
+    pub fn resolve(brain: &Brain, vault: Option<&Path>, feed: Option<&Path>) -> BrainResult<Location> {
+        let root = scan::canonical_root(&vault_path(brain, vault))?;
+        let feed_dir = match feed {
+            Some(dir) => dir.to_path_buf(),
+            None => tick::default_feed_dir(&root),
+        };
+        if feed_dir.exists() && !feed_dir.is_dir() {
+            return Err(BrainError::user(format!("feed folder {} is not a folder", feed_dir.display())));
+        }
+        let mut skip = vec![FEED_FOLDER.to_string()];
+        if let Some(inside) = relative_inside(&root, &feed_dir)
+            && !inside.is_empty()
+            && !skip.contains(&inside)
+        {
+            skip.push(inside);
+        }
+        if relative_inside(&root, &feed_dir).is_some_and(|inside| inside.is_empty()) {
+            return Err(BrainError::user("the feed folder cannot be the vault itself"));
+        }
+        Ok(Location { root, feed_dir, skip })
+    }
+}
+
+/// `path` relative to `root` (`/`-separated) when it lies inside it. Works for a path that
+/// does not exist yet (its nearest existing ancestor is canonicalized).
+fn relative_inside(root: &Path, path: &Path) -> Option<String> {
+    let mut existing = path.to_path_buf();
+    let mut tail: Vec<std::ffi::OsString> = Vec::new();
+    let canonical = loop {
+        if let Ok(canonical) = std::fs::canonicalize(&existing) {
+            break canonical;
+        }
+        tail.push(existing.file_name()?.to_os_string());
+        existing = existing.parent()?.to_path_buf();
+    };
+    let mut full = canonical;
+    for part in tail.iter().rev() {
+        full.push(part);
+    }
+    let relative = full.strip_prefix(root).ok()?;
+    Some(relative.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
+}
+
+/// What `brain vault init` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct InitReport {
+    pub vault: String,
+    pub created: Vec<String>,
+    pub existing: Vec<String>,
+}
+
+/// Creates the vault folder and its compartments; existing ones are left as they are.
+pub fn init(path: &Path) -> BrainResult<InitReport> {
+    if path.exists() && !path.is_dir() {
+        return Err(BrainError::user(format!("{} exists and is not a folder", path.display())));
+    }
+    let mut report = InitReport { vault: path.display().to_string(), created: Vec::new(), existing: Vec::new() };
+    for compartment in COMPARTMENTS {
+        let dir = path.join(compartment);
+        if dir.is_dir() {
+            report.existing.push(compartment.to_string());
+            continue;
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| BrainError::user(format!("cannot create {}: {err}", dir.display())))?;
+        report.created.push(compartment.to_string());
+    }
+    if let Ok(canonical) = std::fs::canonicalize(path) {
+        report.vault = canonical.display().to_string();
+    }
+    Ok(report)
+}
+
+/// `brain vault scan`: indexes the vault (incrementally), refreshes the session feed when
+/// something changed, and reports every file's diagnostics.
+pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) -> BrainResult<ScanReport> {
+    let _lock = fsio::lock(&brain.home, true)?;
+    let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
+    Ok(scan::scan(brain, &location.root, &location.skip, &mode)?.report)
+}

@@ -1,0 +1,603 @@
+//! What one vault file contributes, as stored in the index (`vault_files.state`): its arc,
+//! the ids of the items its markers became, its signals and inject blocks. [`analyze`] turns
+//! the bytes of a file into that state plus the items to index; it never fails.
+
+use brain_core::item::{MAX_CONTENT_CHARS, MAX_TITLE_CHARS};
+use brain_core::tokens::TokenCounter;
+use brain_core::vault::{
+    Created, DerivedMarker, Diagnostic, DiagnosticSeverity, Frontmatter, FrontmatterEntry, Marker, derived_items, parse,
+};
+use brain_core::{Item, Kind, Scope, Severity, Status, Timestamp, ValidationError};
+use serde::{Deserialize, Serialize};
+
+use super::text::{one_line, without_private};
+
+/// Frontmatter value `generated_by:` of the notes the tick writes (pointer notes, amygdala
+/// signal files). Only files carrying it are ever rewritten or removed by the tick.
+pub(crate) const GENERATED_BY: &str = "brain-tick";
+
+/// The parser's binary test: a NUL byte within the first 8 KiB.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Source prefix of vault-derived items: `vault:<relpath>`.
+pub(crate) const SOURCE_PREFIX: &str = "vault:";
+
+/// A file's entry in the index. Empty fields are left out of the JSON.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct FileState {
+    /// Oversized or binary: nothing was read from it.
+    #[serde(skip_serializing_if = "is_false")]
+    pub skipped: bool,
+    /// A `*.merged.md` tombstone of an arc merged into another: not indexed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub merged: bool,
+    /// A note the tick generated (frontmatter `generated_by: brain-tick`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedNote>,
+    /// Whole, valid UTF-8 text: the tick may edit it (heat, status, tombstones).
+    #[serde(skip_serializing_if = "is_false")]
+    pub editable: bool,
+    /// `project:` of the frontmatter; items are scoped `project/<it>`, else `global`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub project: String,
+    /// When the file's content came to be (seconds): `created:`, else the date in
+    /// `cluster_id`, else the modification time. Items and signals date from it.
+    pub created: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arc: Option<ArcState>,
+    /// This file is the one indexed for its `cluster_id` (the first by path when several
+    /// files share one).
+    #[serde(skip_serializing_if = "is_false")]
+    pub arc_owner: bool,
+    /// Ids of the items the file's block markers became (the arc item not included).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<SignalState>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub injects: Vec<InjectState>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lessons: u32,
+}
+
+/// A generated note: `brain_note:` (`pointer` or `signal`) and what it points at.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct GeneratedNote {
+    pub note: String,
+    pub key: String,
+}
+
+/// The frontmatter of an arc, reduced to what the tick needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct ArcState {
+    pub cluster_id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// `heat:` as written in the file (`None` when absent or unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heat: Option<u8>,
+    /// Seconds since the epoch.
+    pub created: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub synthesized: bool,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sessions: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tools: u32,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub joy: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replayed_from: Vec<String>,
+    /// Targets of the frontmatter `edges` and the `@edge` markers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub edges: Vec<String>,
+}
+
+impl ArcState {
+    pub fn is_graduated(&self) -> bool {
+        self.status.as_deref() == Some("graduated")
+    }
+}
+
+/// An `@signal` block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct SignalState {
+    pub id: String,
+    pub severity: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub text: String,
+    /// Seconds: `date=` of the marker, else the file's `created`.
+    pub since: i64,
+    /// Resolved and `(CLEARED:` in the text: hidden, and removed from the file by the tick.
+    #[serde(skip_serializing_if = "is_false")]
+    pub tombstone: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<String>,
+    pub line: u32,
+}
+
+impl SignalState {
+    pub fn severity(&self) -> Severity {
+        self.severity.parse().unwrap_or(Severity::Info)
+    }
+}
+
+/// An `@inject` block.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct InjectState {
+    pub id: String,
+    pub target: String,
+    pub content: String,
+    pub since: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_days: Option<u32>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
+}
+
+/// A diagnostic as stored in `vault_files.diagnostics` (the file is the row's relpath).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredDiagnostic {
+    pub line: u32,
+    pub severity: String,
+    pub message: String,
+}
+
+/// Diagnostics to the stored JSON form (empty text when there are none).
+pub(crate) fn diagnostics_to_json(diagnostics: &[Diagnostic]) -> String {
+    if diagnostics.is_empty() {
+        return String::new();
+    }
+    let stored: Vec<StoredDiagnostic> = diagnostics
+        .iter()
+        .map(|d| StoredDiagnostic { line: d.line, severity: d.severity.as_str().into(), message: d.message.clone() })
+        .collect();
+    serde_json::to_string(&stored).unwrap_or_default()
+}
+
+/// The stored JSON form back to diagnostics of `relpath`.
+pub(crate) fn diagnostics_from_json(relpath: &str, text: &str) -> Vec<Diagnostic> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let stored: Vec<StoredDiagnostic> = serde_json::from_str(text).unwrap_or_default();
+    stored
+        .into_iter()
+        .map(|d| Diagnostic {
+            file: relpath.to_string(),
+            line: d.line,
+            severity: match d.severity.as_str() {
+                "error" => DiagnosticSeverity::Error,
+                "warning" => DiagnosticSeverity::Warning,
+                _ => DiagnosticSeverity::Info,
+            },
+            message: d.message,
+        })
+        .collect()
+}
+
+/// A file turned into index state, the items its markers became, and its diagnostics.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Analyzed {
+    pub state: FileState,
+    pub items: Vec<Item>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn seconds(timestamp: Timestamp) -> i64 {
+    timestamp.as_second()
+}
+
+pub(crate) fn timestamp(seconds: i64) -> Timestamp {
+    Timestamp::from_second(seconds).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+fn mtime_timestamp(mtime_ns: i64) -> Timestamp {
+    timestamp(mtime_ns.div_euclid(1_000_000_000))
+}
+
+/// A file too large to read: indexed as skipped, with a diagnostic.
+pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize, mtime_ns: i64) -> Analyzed {
+    Analyzed {
+        state: FileState { skipped: true, created: seconds(mtime_timestamp(mtime_ns)), ..FileState::default() },
+        items: Vec::new(),
+        diagnostics: vec![Diagnostic {
+            file: relpath.to_string(),
+            line: 0,
+            severity: DiagnosticSeverity::Warning,
+            message: format!("file is {size} bytes, over the {max_bytes}-byte limit; not parsed"),
+        }],
+    }
+}
+
+/// Parses one file and derives its index state and items. Never fails: whatever cannot be
+/// indexed becomes a diagnostic.
+pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usize, counter: TokenCounter) -> Analyzed {
+    let (doc, mut diagnostics) = parse(relpath, bytes, max_bytes);
+    let mut state = FileState::default();
+    // The parser reads nothing of these (its diagnostics say why).
+    let binary_or_oversized = bytes.len() > max_bytes || bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0);
+    state.skipped = binary_or_oversized;
+    state.editable = !binary_or_oversized && std::str::from_utf8(bytes).is_ok();
+    let mut note = |severity: DiagnosticSeverity, line: u32, message: String| {
+        diagnostics.push(Diagnostic { file: relpath.to_string(), line, severity, message });
+    };
+    let frontmatter = doc.frontmatter.as_ref();
+    let mtime = mtime_timestamp(mtime_ns);
+    let cluster_id = frontmatter.and_then(|fm| fm.cluster_id.as_deref()).map(str::trim).filter(|id| !id.is_empty());
+    let created = frontmatter
+        .and_then(|fm| fm.created)
+        .map(Created::timestamp)
+        .or_else(|| cluster_id.and_then(date_prefix))
+        .unwrap_or(mtime);
+    state.created = seconds(created);
+    if let Some(fm) = frontmatter
+        && scalar(fm.get("generated_by")) == Some(GENERATED_BY)
+    {
+        state.generated = Some(GeneratedNote {
+            note: scalar(fm.get("brain_note")).unwrap_or_default().to_string(),
+            key: scalar(fm.get("brain_key")).unwrap_or_default().to_string(),
+        });
+        return Analyzed { state, items: Vec::new(), diagnostics };
+    }
+    if relpath.ends_with(".merged.md") {
+        state.merged = true;
+        return Analyzed { state, items: Vec::new(), diagnostics };
+    }
+    if let Some(entry) = frontmatter.and_then(|fm| fm.get("project"))
+        && let Some(project) = entry.value.as_scalar().map(str::trim).filter(|p| !p.is_empty())
+    {
+        match brain_core::scope::validate_scope_name(project) {
+            Ok(()) => state.project = project.to_string(),
+            Err(why) => {
+                note(DiagnosticSeverity::Warning, entry.line, format!("project {project:?} is not a valid project name ({why}); items are global"))
+            }
+        }
+    }
+    if let (Some(fm), Some(cluster_id)) = (frontmatter, cluster_id) {
+        state.arc = Some(arc_state(fm, cluster_id, created, &doc.markers));
+    }
+    let scope = file_scope(&state);
+    let source = format!("{SOURCE_PREFIX}{relpath}");
+    let mut items = Vec::new();
+    for derived in derived_items(&doc) {
+        match derived {
+            DerivedMarker::Inject(inject) => {
+                let marker = &doc.markers[inject.marker];
+                state.injects.push(InjectState {
+                    id: inject.id,
+                    target: inject.target.unwrap_or_else(|| "claude.md".to_string()),
+                    content: without_private(&inject.content).into_owned(),
+                    since: seconds(marker_date(marker).unwrap_or(created)),
+                    ttl_days: inject.ttl_days,
+                });
+            }
+            DerivedMarker::Item(derived) => {
+                let marker = &doc.markers[derived.marker];
+                let date = marker_date(marker).unwrap_or(created);
+                if derived.kind == Kind::Signal {
+                    let severity = derived.severity.unwrap_or(Severity::Info);
+                    state.signals.push(SignalState {
+                        id: derived.id.clone(),
+                        severity: severity.as_str().to_string(),
+                        source: derived.signal_source.clone().filter(|s| !s.trim().is_empty()),
+                        text: without_private(&derived.content).into_owned(),
+                        since: seconds(date),
+                        tombstone: severity == Severity::Resolved && derived.content.contains("(CLEARED:"),
+                        verify: marker.attr("verify").map(str::to_string).filter(|v| !v.trim().is_empty()),
+                        line: derived.line,
+                    });
+                }
+                if derived.kind == Kind::Lesson {
+                    state.lessons += 1;
+                }
+                let importance = match derived.heat {
+                    Some(heat) if heat >= 8 => 5,
+                    Some(heat) if heat >= 6 => 4,
+                    _ => derived.importance,
+                };
+                let tags: Vec<String> = match marker.marker_type.as_str() {
+                    "hot" | "milestone" => vec![marker.marker_type.as_str().to_string()],
+                    _ => Vec::new(),
+                };
+                let (mut content, title) = match without_private(&derived.content) {
+                    std::borrow::Cow::Borrowed(_) => (derived.content, derived.title),
+                    std::borrow::Cow::Owned(public) => {
+                        let title = first_line_title(&public);
+                        (public, title)
+                    }
+                };
+                if content.trim().is_empty() {
+                    note(
+                        DiagnosticSeverity::Info,
+                        derived.line,
+                        format!("@{} block is all private; not indexed", marker.marker_type.as_str()),
+                    );
+                    continue;
+                }
+                if content.chars().count() > MAX_CONTENT_CHARS {
+                    note(DiagnosticSeverity::Warning, 
+                        derived.line,
+                        format!(
+                            "@{} block longer than {MAX_CONTENT_CHARS} characters; indexed cut",
+                            marker.marker_type.as_str()
+                        ),
+                    );
+                    content = content.chars().take(MAX_CONTENT_CHARS).collect();
+                }
+                let spec = ItemSpec {
+                    id: derived.id,
+                    kind: derived.kind,
+                    title,
+                    content,
+                    importance,
+                    severity: derived.severity,
+                    tags,
+                    created: date,
+                };
+                match vault_item(spec, &scope, &source, counter) {
+                    Ok(item) => {
+                        state.items.push(item.id.clone());
+                        items.push(item);
+                    }
+                    Err(err) => {
+                        note(DiagnosticSeverity::Warning, derived.line, format!("@{} block not indexed: {err}", marker.marker_type.as_str()))
+                    }
+                }
+            }
+        }
+    }
+    Analyzed { state, items, diagnostics }
+}
+
+/// The first non-blank line, at most 100 characters (how derived titles are made).
+fn first_line_title(content: &str) -> String {
+    let line = content.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or_default();
+    match line.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", line[..cut].trim_end()),
+        None => line.to_string(),
+    }
+}
+
+fn scalar(entry: Option<&FrontmatterEntry>) -> Option<&str> {
+    entry.and_then(|entry| entry.value.as_scalar()).map(str::trim)
+}
+
+fn arc_state(fm: &Frontmatter, cluster_id: &str, created: Timestamp, markers: &[Marker]) -> ArcState {
+    let signals = fm.signals.unwrap_or_default();
+    let mut edges: Vec<String> = fm.edges.iter().map(|edge| edge.target.clone()).collect();
+    edges.extend(markers.iter().filter_map(Marker::edge).map(|edge| edge.target));
+    ArcState {
+        cluster_id: cluster_id.to_string(),
+        title: fm
+            .title
+            .as_deref()
+            .map(|title| without_private(title).trim().to_string())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| cluster_id.to_string()),
+        region: fm.region.map(|region| region.as_str().to_string()),
+        status: fm.status.map(|status| status.as_str().to_string()),
+        heat: fm.heat,
+        created: seconds(created),
+        summary: fm
+            .summary
+            .as_deref()
+            .map(|summary| without_private(summary).trim().to_string())
+            .filter(|s| !s.is_empty()),
+        synthesized: fm.synthesized.unwrap_or(false),
+        sessions: u32::try_from(fm.source_sessions.len()).unwrap_or(u32::MAX),
+        tools: signals.tools,
+        joy: signals.joy,
+        replayed_from: fm.replayed_from.iter().map(|id| id.trim().to_string()).filter(|id| !id.is_empty()).collect(),
+        edges,
+    }
+}
+
+/// `2026-04-09-…` → midnight UTC of that date.
+fn date_prefix(cluster_id: &str) -> Option<Timestamp> {
+    let date: jiff::civil::Date = cluster_id.get(..10)?.parse().ok()?;
+    Some(Created::Date(date).timestamp())
+}
+
+/// The `date=` (or `since=`) attribute of a marker: a date or an RFC 3339 timestamp.
+fn marker_date(marker: &Marker) -> Option<Timestamp> {
+    let text = marker.attr("date").or_else(|| marker.attr("since"))?.trim();
+    if let Ok(timestamp) = text.parse::<Timestamp>() {
+        return Some(timestamp);
+    }
+    text.parse::<jiff::civil::Date>().ok().map(|date| Created::Date(date).timestamp())
+}
+
+/// The scope of a file's items.
+pub(crate) fn file_scope(state: &FileState) -> Scope {
+    if state.project.is_empty() { Scope::Global } else { Scope::Project(state.project.clone()) }
+}
+
+struct ItemSpec {
+    id: String,
+    kind: Kind,
+    title: String,
+    content: String,
+    importance: u8,
+    severity: Option<Severity>,
+    tags: Vec<String>,
+    created: Timestamp,
+}
+
+/// A vault-derived item: approved by construction, read-only through the API, dated from
+/// the file (so recency means the age of the knowledge, not of the scan). The content is
+/// the user's own text, indexed as written (no redaction); it is validated and its tokens
+/// counted like every other item.
+fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter) -> Result<Item, ValidationError> {
+    let (strength, decay_rate) = spec.kind.default_strength();
+    let mut item = Item {
+        id: spec.id,
+        scope: scope.clone(),
+        kind: spec.kind,
+        schema_key: spec.kind.default_schema_key(),
+        title: spec.title,
+        content: spec.content,
+        rationale: None,
+        confidence: 0.7,
+        importance: spec.importance,
+        status: Status::Approved,
+        severity: spec.severity,
+        pinned: false,
+        pin_priority: 0,
+        stable: false,
+        strength,
+        decay_rate,
+        tags: spec.tags,
+        files: Vec::new(),
+        evidence: Vec::new(),
+        dedup_hint: None,
+        supersedes: None,
+        superseded_by: None,
+        valid_from: None,
+        valid_until: None,
+        source: source.to_string(),
+        created_at: spec.created,
+        updated_at: spec.created,
+        last_accessed_at: None,
+        access_count: 0,
+        review_due_at: None,
+        review_count: 0,
+        tokens: 0,
+        version: 1,
+    };
+    item.validate()?;
+    item.tokens = u32::try_from(counter.count(&item.rendered_text())).unwrap_or(u32::MAX);
+    Ok(item)
+}
+
+/// The item of an arc (kind `arc`, id from its `cluster_id`): its title and summary.
+pub(crate) fn arc_item(
+    relpath: &str,
+    state: &FileState,
+    counter: TokenCounter,
+) -> Option<Result<Item, ValidationError>> {
+    let arc = state.arc.as_ref()?;
+    let title: String = one_line(&arc.title).chars().take(MAX_TITLE_CHARS).collect();
+    let spec = ItemSpec {
+        id: brain_core::vault::arc_id(&arc.cluster_id),
+        kind: Kind::Arc,
+        title,
+        content: arc.summary.clone().unwrap_or_default(),
+        importance: 3,
+        severity: None,
+        tags: Vec::new(),
+        created: timestamp(arc.created),
+    };
+    Some(vault_item(spec, &file_scope(state), &format!("{SOURCE_PREFIX}{relpath}"), counter))
+}
+
+/// True when `stored` already holds everything the index would write for `wanted` (access
+/// bookkeeping and version are not the index's business).
+pub(crate) fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
+    stored.scope == wanted.scope
+        && stored.kind == wanted.kind
+        && stored.schema_key == wanted.schema_key
+        && stored.title == wanted.title
+        && stored.content == wanted.content
+        && stored.importance == wanted.importance
+        && stored.severity == wanted.severity
+        && stored.status == wanted.status
+        && stored.tags == wanted.tags
+        && stored.source == wanted.source
+        && stored.created_at == wanted.created_at
+        && stored.updated_at == wanted.updated_at
+        && stored.tokens == wanted.tokens
+}
+
+/// `stored` with the index's fields taken from `wanted`, keeping access bookkeeping.
+pub(crate) fn with_indexed_fields(stored: &Item, wanted: &Item) -> Item {
+    Item {
+        access_count: stored.access_count,
+        last_accessed_at: stored.last_accessed_at,
+        review_due_at: stored.review_due_at,
+        review_count: stored.review_count,
+        strength: stored.strength,
+        version: stored.version,
+        ..wanted.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ARC: &str = "---\ncluster_id: 2026-11-20-fix-retry-abc\ntitle: Fix retry\nregion: left\nstatus: active\n\
+        heat: 4\nproject: api\nsource_sessions: [a, b]\nsignals: {errors: 1, joy: 2, tools: 2500}\n\
+        replayed_from: 2026-11-01-old\n---\n\n<!-- @lesson -->\nAlways back off.\n<!-- @/lesson -->\n\n\
+        <!-- @signal severity=resolved source=ci -->\nCI red (CLEARED: fixed)\n<!-- @/signal -->\n\n\
+        <!-- @signal severity=critical source=db verify=\"pg_isready -q\" date=2026-11-19 -->\nDB down\n<!-- @/signal -->\n\n\
+        <!-- @inject target=claude.md ttl_days=3 -->\nShip it.\n<!-- @/inject -->\n\n\
+        <!-- @hot heat=9 -->\nRetry storm.\n<!-- @/hot -->\n<!-- @edge type=parent target=2026-11-01-old -->\n";
+
+    #[test]
+    fn an_arc_becomes_state_items_signals_and_injects() {
+        let analyzed = analyze("clusters/2026-11-20/a.md", ARC.as_bytes(), 0, 1 << 20, TokenCounter::Heuristic);
+        let state = &analyzed.state;
+        assert!(state.editable && !state.skipped && state.generated.is_none());
+        assert_eq!(state.project, "api");
+        let arc = state.arc.as_ref().unwrap();
+        assert_eq!(
+            (arc.title.as_str(), arc.region.as_deref(), arc.status.as_deref()),
+            ("Fix retry", Some("left-hemisphere"), Some("active"))
+        );
+        assert_eq!((arc.heat, arc.sessions, arc.tools, arc.joy), (Some(4), 2, 2500, 2));
+        assert_eq!(arc.replayed_from, ["2026-11-01-old"]);
+        assert_eq!(arc.edges, ["2026-11-01-old"]);
+        // created falls back to the date in cluster_id.
+        assert_eq!(timestamp(arc.created).to_string(), "2026-11-20T00:00:00Z");
+        let kinds: Vec<Kind> = analyzed.items.iter().map(|item| item.kind).collect();
+        assert_eq!(kinds, [Kind::Lesson, Kind::Signal, Kind::Signal, Kind::Note]);
+        assert!(analyzed.items.iter().all(|item| item.source == "vault:clusters/2026-11-20/a.md"
+            && item.scope == Scope::Project("api".into())
+            && item.status == Status::Approved));
+        assert_eq!(analyzed.items[3].importance, 5, "@hot heat=9 ranks as importance 5");
+        assert_eq!(state.items.len(), 4);
+        assert_eq!(state.lessons, 1);
+        assert!(state.signals[0].tombstone && !state.signals[1].tombstone);
+        assert_eq!(state.signals[1].verify.as_deref(), Some("pg_isready -q"));
+        assert_eq!(timestamp(state.signals[1].since).to_string(), "2026-11-19T00:00:00Z");
+        assert_eq!((state.injects[0].target.as_str(), state.injects[0].ttl_days), ("claude.md", Some(3)));
+        let arc_item = arc_item("clusters/2026-11-20/a.md", state, TokenCounter::Heuristic).unwrap().unwrap();
+        assert_eq!((arc_item.kind, arc_item.title.as_str()), (Kind::Arc, "Fix retry"));
+        assert_eq!(arc_item.id, brain_core::vault::arc_id("2026-11-20-fix-retry-abc"));
+    }
+
+    #[test]
+    fn generated_notes_merged_tombstones_and_binary_files_derive_nothing() {
+        let generated = "---\ngenerated_by: brain-tick\nbrain_note: pointer\nbrain_key: x\ncluster_id: x\n---\n<!-- @lesson -->\nno\n<!-- @/lesson -->\n";
+        let analyzed =
+            analyze("frontal-lobe/conscious/x.pointer.md", generated.as_bytes(), 0, 1 << 20, TokenCounter::Heuristic);
+        assert_eq!(analyzed.state.generated, Some(GeneratedNote { note: "pointer".into(), key: "x".into() }));
+        assert!(analyzed.items.is_empty() && analyzed.state.arc.is_none());
+        let merged = analyze("clusters/d/x.merged.md", ARC.as_bytes(), 0, 1 << 20, TokenCounter::Heuristic);
+        assert!(merged.state.merged && merged.items.is_empty() && merged.state.arc.is_none());
+        let binary = analyze("b.md", b"abc\0def", 0, 1 << 20, TokenCounter::Heuristic);
+        assert!(binary.state.skipped && !binary.state.editable);
+        assert!(binary.diagnostics[0].message.contains("binary"), "{:?}", binary.diagnostics);
+        let invalid =
+            analyze("u.md", b"<!-- @lesson -->\nok\n<!-- @/lesson -->\n\xff", 0, 1 << 20, TokenCounter::Heuristic);
+        assert!(!invalid.state.editable, "a file with invalid UTF-8 is never rewritten");
+        assert_eq!(invalid.items.len(), 1, "what parsed before the bad byte is still indexed");
+    }
+}

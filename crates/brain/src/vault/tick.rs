@@ -1,0 +1,982 @@
+//! `brain tick`, phase 1 (the keeper, SPEC §6.2–6.5): scan, heat, promotion and demotion as
+//! pointer notes, graduation, tombstones, amygdala notes, the feed files and `health.jsonl`.
+//!
+//! The tick first plans everything from the index (nothing is written while planning), then,
+//! unless it is a dry run, applies the plan: user files get only their `heat:`/`status:`
+//! rewritten or a tombstoned signal block removed, each through the changed-since-read
+//! guard of [`super::fsio`]; generated notes are rewritten only when their bytes change;
+//! feed files only when their content changes, except `health.jsonl` (one line per tick) and
+//! `last-tick-diff.md` (stamped with the tick's time). Finally the index learns about what
+//! was written, in one transaction, so the next tick finds nothing to re-parse.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use brain_core::Timestamp;
+use brain_core::time::{age_days, format_timestamp};
+use brain_core::vault::{DerivedMarker, Diagnostic, derived_items, parse, set_frontmatter_scalar};
+use serde::Serialize;
+
+use super::feed::{
+    ActiveSignal, ArcView, FeedState, active_injects, active_signals, arc_views, hot_views, render_diff,
+    render_hot_arcs, render_injects, render_intent_placeholder, render_signals,
+};
+use super::fsio::{
+    self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex, write_owned,
+};
+use super::heat::{HealthInputs, health};
+use super::scan::{ChangedFile, IndexChanges, Progress, ScanMode, ScanReport, Snapshot, apply, overlay, scan};
+use super::state::{GENERATED_BY, analyze, timestamp};
+use super::text::{clip, one_line, redacted, slug, yaml_quoted};
+use super::verify::{self, MAX_VERIFY_PER_TICK};
+use super::{FEED_FOLDER, Location};
+use crate::app::Brain;
+use crate::error::{BrainError, BrainResult};
+
+/// Folders of the generated notes.
+const CONSCIOUS: &str = "frontal-lobe/conscious";
+const UNCONSCIOUS: &str = "frontal-lobe/unconscious";
+const AMYGDALA: &str = "amygdala";
+
+/// How a tick runs.
+pub struct TickOptions<'a> {
+    pub location: Location,
+    /// Plan and print; write nothing anywhere.
+    pub dry_run: bool,
+    /// `--no-ai`: phase 1 only even when an LLM is configured.
+    pub no_ai: bool,
+    pub progress: Progress<'a>,
+    /// Called with the path of a user file after it was read for an edit and before the edit
+    /// is written (tests use it to edit the file in between).
+    pub before_write: Option<&'a dyn Fn(&Path)>,
+}
+
+/// Whether the AI phases ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct AiStatus {
+    pub ran: bool,
+    pub reason: String,
+}
+
+/// Time spent in one phase (and its steps).
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseTiming {
+    pub phase: u8,
+    pub name: &'static str,
+    pub ran: bool,
+    pub ms: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepTiming>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StepTiming {
+    pub name: &'static str,
+    pub ms: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HeatChange {
+    pub file: String,
+    pub cluster_id: String,
+    pub from: Option<u8>,
+    pub to: u8,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ArcMove {
+    pub cluster_id: String,
+    pub title: String,
+    pub heat: u8,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Graduation {
+    pub cluster_id: String,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Tombstone {
+    pub file: String,
+    pub signal: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NoteChange {
+    pub path: String,
+    /// `write` or `remove`.
+    pub action: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FeedFileChange {
+    pub name: String,
+    pub changed: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyResult {
+    pub signal: String,
+    pub file: String,
+    pub command: String,
+    pub outcome: String,
+}
+
+/// A file the tick left alone, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// One line of `health.jsonl`.
+#[derive(Clone, Debug, Serialize)]
+pub struct HealthLine {
+    pub timestamp: String,
+    pub score: u8,
+    pub reason: String,
+    pub arcs: usize,
+    pub signals: usize,
+    pub lessons: usize,
+    pub edges: usize,
+    pub orphans: usize,
+    pub duplicates: usize,
+}
+
+/// What a tick did (or, with `--dry-run`, would do).
+#[derive(Clone, Debug, Serialize)]
+pub struct TickReport {
+    pub vault: String,
+    pub brain_feed: String,
+    pub dry_run: bool,
+    pub ai: AiStatus,
+    pub phases: Vec<PhaseTiming>,
+    pub scan: ScanReport,
+    pub arcs: usize,
+    pub heat_changes: Vec<HeatChange>,
+    pub promotions: Vec<ArcMove>,
+    pub demotions: Vec<ArcMove>,
+    pub graduations: Vec<Graduation>,
+    pub tombstones: Vec<Tombstone>,
+    pub notes: Vec<NoteChange>,
+    pub feed_files: Vec<FeedFileChange>,
+    pub verify: Vec<VerifyResult>,
+    pub health: HealthLine,
+    pub skipped: Vec<Skipped>,
+    pub ms: f64,
+}
+
+/// The edit of one user file.
+#[derive(Clone, Debug, Default)]
+struct FileEdit {
+    relpath: String,
+    sha256: String,
+    set_heat: Option<u8>,
+    graduate: bool,
+    move_to: Option<String>,
+    tombstones: Vec<String>,
+}
+
+/// A generated note to write or remove.
+#[derive(Clone, Debug)]
+enum NoteOp {
+    Write { relpath: String, content: String, existing_sha: Option<String> },
+    Remove { relpath: String, sha256: String },
+}
+
+/// Which frontal-lobe folder a pointer note is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lobe {
+    Conscious,
+    Unconscious,
+}
+
+impl Lobe {
+    fn folder(self) -> &'static str {
+        match self {
+            Lobe::Conscious => CONSCIOUS,
+            Lobe::Unconscious => UNCONSCIOUS,
+        }
+    }
+}
+
+struct Clock {
+    started: Instant,
+    steps: Vec<StepTiming>,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock { started: Instant::now(), steps: Vec::new() }
+    }
+
+    fn step(&mut self, name: &'static str, since: Instant) -> Instant {
+        self.steps.push(StepTiming { name, ms: ms(since) });
+        Instant::now()
+    }
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+/// Runs phase 1 of a tick (phases 2–5 need an LLM, which is not configured).
+pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport> {
+    let location = &options.location;
+    let _lock = fsio::lock(&brain.home, !options.dry_run)?;
+    let now = brain.now;
+    let config = &brain.config.vault;
+    let mut clock = Clock::new();
+    let mut step = Instant::now();
+
+    let mode =
+        ScanMode { dry_run: options.dry_run, want_snapshot: true, write_feed: false, progress: options.progress };
+    let scanned = scan(brain, &location.root, &location.skip, &mode)?;
+    let snapshot = scanned.snapshot.unwrap_or_default();
+    step = clock.step("scan", step);
+
+    let mut views = arc_views(&snapshot, now);
+    step = clock.step("heat", step);
+
+    let mut skipped: Vec<Skipped> = Vec::new();
+    let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
+    let mut heat_changes = Vec::new();
+    let mut graduations = Vec::new();
+    let taken: HashSet<&str> = snapshot.keys().map(String::as_str).collect();
+    let mut planned_targets: HashSet<String> = HashSet::new();
+    for view in &mut views {
+        let file = &snapshot[view.relpath];
+        if !file.state.editable {
+            continue;
+        }
+        let mut edit =
+            FileEdit { relpath: view.relpath.to_string(), sha256: file.sha256.clone(), ..FileEdit::default() };
+        if view.arc.heat != Some(view.heat) {
+            edit.set_heat = Some(view.heat);
+            heat_changes.push(HeatChange {
+                file: view.relpath.to_string(),
+                cluster_id: view.arc.cluster_id.clone(),
+                from: view.arc.heat,
+                to: view.heat,
+            });
+        }
+        let old_enough = age_days(timestamp(view.arc.created), now) > config.graduate_days;
+        if !view.graduated && view.heat <= config.graduate_heat && old_enough {
+            let folder = region_folder(view.arc.region.as_deref());
+            let file_name = view.relpath.rsplit('/').next().unwrap_or(view.relpath);
+            let target = format!("{folder}/{file_name}");
+            let in_place = view.relpath.starts_with(&format!("{folder}/"));
+            if !in_place && (taken.contains(target.as_str()) || !planned_targets.insert(target.clone())) {
+                skipped.push(Skipped {
+                    path: view.relpath.to_string(),
+                    reason: format!("not graduated: {target} already exists"),
+                });
+            } else {
+                edit.graduate = true;
+                edit.move_to = (!in_place).then(|| target.clone());
+                view.graduated = true;
+                graduations.push(Graduation {
+                    cluster_id: view.arc.cluster_id.clone(),
+                    from: view.relpath.to_string(),
+                    to: if in_place { view.relpath.to_string() } else { target },
+                });
+            }
+        }
+        if edit.set_heat.is_some() || edit.graduate {
+            edits.insert(edit.relpath.clone(), edit);
+        }
+    }
+    let mut tombstones = Vec::new();
+    for (relpath, file) in &snapshot {
+        if file.state.generated.is_some() {
+            continue;
+        }
+        for signal in file.state.signals.iter().filter(|signal| signal.tombstone) {
+            if !file.state.editable {
+                skipped.push(Skipped {
+                    path: relpath.clone(),
+                    reason: "cleared signal not removed: the file is not valid UTF-8 text".into(),
+                });
+                continue;
+            }
+            let edit = edits.entry(relpath.clone()).or_insert_with(|| FileEdit {
+                relpath: relpath.clone(),
+                sha256: file.sha256.clone(),
+                ..FileEdit::default()
+            });
+            edit.tombstones.push(signal.id.clone());
+            tombstones.push(Tombstone {
+                file: relpath.clone(),
+                signal: signal.id.clone(),
+                text: one_line(&signal.text).into_owned(),
+            });
+        }
+    }
+    let moved: HashMap<&str, &str> =
+        edits.values().filter_map(|e| Some((e.relpath.as_str(), e.move_to.as_deref()?))).collect();
+    let active = active_signals(&snapshot, now, config);
+    let (note_ops, promotions, demotions) = plan_notes(&snapshot, &views, &active, &moved, config, &mut skipped);
+    step = clock.step("plan", step);
+
+    let verify_results = verify_signals(&active, location, config, options.dry_run);
+    step = clock.step("verify", step);
+
+    // The feed, as it will be after this tick.
+    let previous_feed: Option<FeedState> =
+        brain.store().vault_value("feed")?.and_then(|text| serde_json::from_str(&text).ok());
+    let feed_state = FeedState::from_parts(&views, &snapshot, now, config);
+    let hot = hot_views(&views, config.hot_arcs);
+    let injects = active_injects(&snapshot, now);
+    let health_line = health_line(&snapshot, &views, active.len(), now);
+    let mut files: Vec<(&'static str, String)> = vec![
+        ("hot-arcs.md", render_hot_arcs(&hot, now)),
+        ("inject.md", render_injects(&injects, now)),
+        ("signals.md", render_signals(&active, now)),
+    ];
+    if !location.feed_dir.join("intent.md").exists() {
+        files.push(("intent.md", render_intent_placeholder()));
+    }
+    step = clock.step("feed", step);
+
+    let mut notes: Vec<NoteChange> = note_ops
+        .iter()
+        .map(|op| match op {
+            NoteOp::Write { relpath, .. } => NoteChange { path: relpath.clone(), action: "write" },
+            NoteOp::Remove { relpath, .. } => NoteChange { path: relpath.clone(), action: "remove" },
+        })
+        .collect();
+    let mut changes = IndexChanges::default();
+    let mut removed: Vec<String> = Vec::new();
+    if !options.dry_run {
+        for edit in edits.values() {
+            match apply_edit(&location.root, edit, options.before_write) {
+                Ok((relpath, bytes)) => {
+                    if relpath != edit.relpath {
+                        removed.push(edit.relpath.clone());
+                    }
+                    changes.changed.push(reindex(brain, &location.root, &relpath, &bytes));
+                }
+                Err(reason) => {
+                    heat_changes.retain(|change| change.file != edit.relpath);
+                    graduations.retain(|graduation| graduation.from != edit.relpath);
+                    tombstones.retain(|tombstone| tombstone.file != edit.relpath);
+                    skipped.push(Skipped { path: edit.relpath.clone(), reason });
+                }
+            }
+        }
+        for op in &note_ops {
+            match apply_note(&location.root, op) {
+                Ok(Some((relpath, bytes))) => changes.changed.push(reindex(brain, &location.root, &relpath, &bytes)),
+                Ok(None) => {
+                    if let NoteOp::Remove { relpath, .. } = op {
+                        removed.push(relpath.clone());
+                    }
+                }
+                Err((relpath, reason)) => {
+                    notes.retain(|note| note.path != relpath);
+                    skipped.push(Skipped { path: relpath, reason });
+                }
+            }
+        }
+        step = clock.step("apply", step);
+    }
+
+    // The diff says what this tick did (after the edits: skipped files are listed as such).
+    let previous_ids: HashSet<&str> =
+        previous_feed.iter().flat_map(|feed| feed.signals.iter().map(|s| s.signal.id.as_str())).collect();
+    let diff = diff_sections(DiffInput {
+        promotions: &promotions,
+        demotions: &demotions,
+        graduations: &graduations,
+        heat_changes: &heat_changes,
+        tombstones: &tombstones,
+        active: &active,
+        previous_ids: if previous_feed.is_some() { Some(&previous_ids) } else { None },
+        health: &health_line,
+        skipped: &skipped,
+        dry_run: options.dry_run,
+    });
+    files.push(("last-tick-diff.md", render_diff(now, &diff)));
+    let mut feed_files = Vec::new();
+    for (name, content) in &files {
+        let path = location.feed_dir.join(name);
+        let changed = read_optional(&path).ok().flatten().as_deref() != Some(content.as_bytes());
+        if changed && !options.dry_run {
+            write_owned(&path, content.as_bytes())
+                .map_err(|err| BrainError::user(format!("cannot write {}: {err}", path.display())))?;
+        }
+        feed_files.push(FeedFileChange { name: name.to_string(), changed });
+    }
+    feed_files.push(FeedFileChange { name: "health.jsonl".into(), changed: true });
+    if !options.dry_run {
+        append_health(&location.feed_dir, &health_line)?;
+        // The index learns what the tick wrote, and the session feed is refreshed.
+        let mut snapshot = snapshot.clone();
+        let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
+        overlay(&mut snapshot, &mut changes, &removed_refs);
+        changes.feed = Some(serde_json::to_string(&feed_state).map_err(|err| BrainError::internal(err.to_string()))?);
+        let mut diagnostics: Vec<Diagnostic> = Vec::new();
+        apply(brain, &changes, &mut diagnostics)?;
+        for diagnostic in diagnostics {
+            skipped.push(Skipped { path: diagnostic.file, reason: diagnostic.message });
+        }
+    }
+    clock.step("write", step);
+
+    let keeper_ms = ms(clock.started);
+    let ai_reason = if options.no_ai { "--no-ai" } else { "no LLM is configured" };
+    let mut phases = vec![PhaseTiming { phase: 1, name: "keeper", ran: true, ms: keeper_ms, steps: clock.steps }];
+    for (phase, name) in [(2, "prompt"), (3, "reason"), (4, "apply"), (5, "verify")] {
+        phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
+    }
+    Ok(TickReport {
+        vault: location.root.display().to_string(),
+        brain_feed: location.feed_dir.display().to_string(),
+        dry_run: options.dry_run,
+        ai: AiStatus { ran: false, reason: format!("phase 1 only: {ai_reason}") },
+        phases,
+        scan: scanned.report,
+        arcs: views.len(),
+        heat_changes,
+        promotions,
+        demotions,
+        graduations,
+        tombstones,
+        notes,
+        feed_files,
+        verify: verify_results,
+        health: health_line,
+        skipped,
+        ms: keeper_ms,
+    })
+}
+
+/// The folder an arc of `region` graduates into.
+fn region_folder(region: Option<&str>) -> &'static str {
+    match region {
+        Some("right-hemisphere") => "right",
+        Some("amygdala") => "amygdala",
+        Some("pineal") => "pineal",
+        Some("bridge") => "bridge",
+        // Technical memory is the default home (left hemisphere), frontal-lobe included:
+        // that folder holds generated notes only.
+        _ => "left",
+    }
+}
+
+/// Plans the pointer notes (promotion, demotion) and the amygdala notes.
+fn plan_notes(
+    snapshot: &Snapshot,
+    views: &[ArcView<'_>],
+    active: &[ActiveSignal<'_>],
+    moved: &HashMap<&str, &str>,
+    config: &super::VaultConfig,
+    skipped: &mut Vec<Skipped>,
+) -> (Vec<NoteOp>, Vec<ArcMove>, Vec<ArcMove>) {
+    // Existing generated notes: pointer notes by cluster id, signal notes by relpath.
+    let mut pointers: HashMap<&str, Vec<(&str, Lobe)>> = HashMap::new();
+    let mut signal_notes: Vec<&str> = Vec::new();
+    for (relpath, file) in snapshot {
+        let Some(generated) = &file.state.generated else { continue };
+        match generated.note.as_str() {
+            "pointer" => {
+                let lobe =
+                    if relpath.starts_with(&format!("{UNCONSCIOUS}/")) { Lobe::Unconscious } else { Lobe::Conscious };
+                pointers.entry(generated.key.as_str()).or_default().push((relpath.as_str(), lobe));
+            }
+            "signal" => signal_notes.push(relpath.as_str()),
+            _ => {}
+        }
+    }
+    let mut ops = Vec::new();
+    let mut wanted: HashSet<String> = HashSet::new();
+    let mut promotions = Vec::new();
+    let mut demotions = Vec::new();
+    let write = |relpath: String, content: String, ops: &mut Vec<NoteOp>, skipped: &mut Vec<Skipped>| match snapshot
+        .get(&relpath)
+    {
+        Some(file) if file.state.generated.is_none() => skipped.push(Skipped {
+            path: relpath,
+            reason: "not replaced: the file exists and was not generated by brain".into(),
+        }),
+        Some(file) if file.sha256 == sha256_hex(content.as_bytes()) => {}
+        Some(file) => ops.push(NoteOp::Write { relpath, content, existing_sha: Some(file.sha256.clone()) }),
+        None => ops.push(NoteOp::Write { relpath, content, existing_sha: None }),
+    };
+    for view in views {
+        let current: Option<Lobe> = pointers.get(view.arc.cluster_id.as_str()).and_then(|notes| {
+            notes.iter().map(|(_, lobe)| *lobe).find(|lobe| *lobe == Lobe::Conscious).or(Some(notes[0].1))
+        });
+        let desired = if view.graduated {
+            None
+        } else if view.heat >= config.promote_heat {
+            Some(Lobe::Conscious)
+        } else if view.heat < config.demote_heat {
+            current.map(|_| Lobe::Unconscious)
+        } else {
+            current
+        };
+        let moved_to = moved.get(view.relpath).copied().unwrap_or(view.relpath);
+        let summary =
+            ArcMove { cluster_id: view.arc.cluster_id.clone(), title: view.arc.title.clone(), heat: view.heat };
+        if desired == Some(Lobe::Conscious) && current != Some(Lobe::Conscious) {
+            promotions.push(summary.clone());
+        }
+        if desired == Some(Lobe::Unconscious) && current == Some(Lobe::Conscious) {
+            demotions.push(summary);
+        }
+        if let Some(lobe) = desired {
+            let relpath = pointer_relpath(lobe, moved_to);
+            wanted.insert(relpath.clone());
+            write(relpath, render_pointer(view, moved_to), &mut ops, skipped);
+        }
+    }
+    for signal in
+        active.iter().filter(|s| matches!(s.severity, brain_core::Severity::Critical | brain_core::Severity::Nuclear))
+    {
+        let relpath = signal_relpath(signal);
+        if !wanted.insert(relpath.clone()) {
+            continue;
+        }
+        write(relpath, render_signal_note(signal), &mut ops, skipped);
+    }
+    let mut removals: Vec<&str> = pointers.values().flatten().map(|(relpath, _)| *relpath).collect();
+    removals.extend(signal_notes);
+    removals.sort_unstable();
+    for relpath in removals {
+        if !wanted.contains(relpath) {
+            ops.push(NoteOp::Remove { relpath: relpath.to_string(), sha256: snapshot[relpath].sha256.clone() });
+        }
+    }
+    (ops, promotions, demotions)
+}
+
+fn stem(relpath: &str) -> &str {
+    let name = relpath.rsplit('/').next().unwrap_or(relpath);
+    name.strip_suffix(".md").or_else(|| name.strip_suffix(".MD")).unwrap_or(name)
+}
+
+fn pointer_relpath(lobe: Lobe, arc_relpath: &str) -> String {
+    format!("{}/{}.pointer.md", lobe.folder(), stem(arc_relpath))
+}
+
+/// A pointer note: frontmatter with the cluster id and heat, a wikilink to the arc by its
+/// path (unambiguous), its summary. Never a copy of the arc.
+fn render_pointer(view: &ArcView<'_>, arc_relpath: &str) -> String {
+    let title = one_line(&redacted(&view.arc.title)).into_owned();
+    let link = arc_relpath.strip_suffix(".md").unwrap_or(arc_relpath);
+    let mut out = format!(
+        "---\ngenerated_by: {GENERATED_BY}\nbrain_note: pointer\nbrain_key: {}\ncluster_id: {}\ntitle: {}\nheat: {}\n---\n\n",
+        yaml_quoted(&view.arc.cluster_id),
+        yaml_quoted(&view.arc.cluster_id),
+        yaml_quoted(&title),
+        view.heat
+    );
+    out.push_str(&format!("# {}\n\n", clip(&title, 200)));
+    out.push_str(&format!(
+        "[[{link}|{}]] · heat {} · {} · {}\n",
+        title.replace(['|', ']', '['], " "),
+        view.heat,
+        view.region(),
+        view.status()
+    ));
+    if let Some(summary) = &view.arc.summary {
+        out.push_str(&format!("\n{}\n", one_line(&redacted(summary))));
+    }
+    out.push_str("\n_Generated by `brain tick`: a pointer, not a copy. Edit the arc itself._\n");
+    out
+}
+
+fn signal_relpath(signal: &ActiveSignal<'_>) -> String {
+    let id = signal.signal.id.strip_prefix("mem_v").unwrap_or(&signal.signal.id);
+    let short = id.get(..12).unwrap_or(id);
+    format!("{AMYGDALA}/signal-{}-{short}.md", slug(signal.signal.source.as_deref().unwrap_or("signal"), 40))
+}
+
+/// One amygdala note per active critical or nuclear signal.
+fn render_signal_note(signal: &ActiveSignal<'_>) -> String {
+    let source = one_line(&redacted(signal.signal.source.as_deref().unwrap_or("unknown"))).into_owned();
+    let link = signal.relpath.strip_suffix(".md").unwrap_or(signal.relpath);
+    let mut out = format!(
+        "---\ngenerated_by: {GENERATED_BY}\nbrain_note: signal\nbrain_key: {}\nseverity: {}\nsource: {}\n---\n\n",
+        yaml_quoted(&signal.signal.id),
+        signal.severity,
+        yaml_quoted(&source)
+    );
+    out.push_str(&format!("# [{}] {}\n\n", signal.severity, source));
+    out.push_str(redacted(&signal.signal.text).trim());
+    out.push_str(&format!("\n\nFrom [[{link}]]. _Generated by `brain tick`; clear the signal in its arc._\n"));
+    out
+}
+
+/// Runs (or reports not running) the `verify=` commands of active signals.
+fn verify_signals(
+    active: &[ActiveSignal<'_>],
+    location: &Location,
+    config: &super::VaultConfig,
+    dry_run: bool,
+) -> Vec<VerifyResult> {
+    let mut results = Vec::new();
+    for signal in active {
+        let Some(command) = &signal.signal.verify else { continue };
+        let outcome = if !config.allow_verify_commands {
+            "not run: allow_verify_commands is off".to_string()
+        } else if dry_run {
+            "not run: dry run".to_string()
+        } else if results.len() >= MAX_VERIFY_PER_TICK {
+            format!("not run: at most {MAX_VERIFY_PER_TICK} commands per tick")
+        } else {
+            verify::run(command, &location.root, Duration::from_secs(config.verify_timeout_secs))
+        };
+        results.push(VerifyResult {
+            signal: signal.signal.id.clone(),
+            file: signal.relpath.to_string(),
+            command: command.clone(),
+            outcome,
+        });
+    }
+    results
+}
+
+fn health_line(snapshot: &Snapshot, views: &[ArcView<'_>], signals: usize, now: Timestamp) -> HealthLine {
+    let known: HashSet<&str> = views.iter().map(|view| view.arc.cluster_id.as_str()).collect();
+    let mut connected: HashSet<&str> = HashSet::new();
+    let mut edges = 0;
+    for view in views {
+        edges += view.arc.edges.len();
+        for target in &view.arc.edges {
+            if target != &view.arc.cluster_id && known.contains(target.as_str()) {
+                connected.insert(view.arc.cluster_id.as_str());
+                connected.insert(target.as_str());
+            }
+        }
+    }
+    let mut titles: HashSet<String> = HashSet::new();
+    let mut duplicates = views
+        .iter()
+        .filter(|view| !titles.insert(brain_core::vault::normalize_content(&view.arc.title.to_lowercase())))
+        .count();
+    duplicates += snapshot.values().filter(|file| file.state.arc.is_some() && !file.state.arc_owner).count();
+    let newest_age_days = views.iter().map(|view| age_days(timestamp(view.arc.created), now)).min_by(f64::total_cmp);
+    let inputs = HealthInputs {
+        arcs: views.len(),
+        covered: views.iter().filter(|view| view.arc.summary.is_some() || view.arc.synthesized).count(),
+        newest_age_days,
+        orphans: views.iter().filter(|view| !connected.contains(view.arc.cluster_id.as_str())).count(),
+        duplicates,
+    };
+    let result = health(&inputs);
+    HealthLine {
+        timestamp: format_timestamp(now),
+        score: result.score,
+        reason: result.reason,
+        arcs: inputs.arcs,
+        signals,
+        lessons: snapshot.values().map(|file| file.state.lessons as usize).sum(),
+        edges,
+        orphans: inputs.orphans,
+        duplicates,
+    }
+}
+
+struct DiffInput<'a> {
+    promotions: &'a [ArcMove],
+    demotions: &'a [ArcMove],
+    graduations: &'a [Graduation],
+    heat_changes: &'a [HeatChange],
+    tombstones: &'a [Tombstone],
+    active: &'a [ActiveSignal<'a>],
+    previous_ids: Option<&'a HashSet<&'a str>>,
+    health: &'a HealthLine,
+    skipped: &'a [Skipped],
+    dry_run: bool,
+}
+
+/// At most this many lines per section of `last-tick-diff.md`.
+const DIFF_LINES: usize = 20;
+
+fn capped(mut lines: Vec<String>) -> Vec<String> {
+    if lines.len() > DIFF_LINES {
+        let more = lines.len() - DIFF_LINES;
+        lines.truncate(DIFF_LINES);
+        lines.push(format!("… and {more} more"));
+    }
+    lines
+}
+
+fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
+    let moves = |list: &[ArcMove], to: &str| {
+        capped(
+            list.iter().map(|m| format!("{} ({}) → {to}, heat {}", clip(&m.title, 80), m.cluster_id, m.heat)).collect(),
+        )
+    };
+    let mut signals = vec![format!(
+        "{} active ({} critical or nuclear)",
+        input.active.len(),
+        input
+            .active
+            .iter()
+            .filter(|s| matches!(s.severity, brain_core::Severity::Critical | brain_core::Severity::Nuclear))
+            .count()
+    )];
+    if let Some(previous) = input.previous_ids {
+        let new: Vec<String> = input
+            .active
+            .iter()
+            .filter(|s| !previous.contains(s.signal.id.as_str()))
+            .map(|s| {
+                format!(
+                    "new: [{}] ({}) {}",
+                    s.severity,
+                    s.signal.source.as_deref().unwrap_or("unknown"),
+                    clip(&one_line(&s.signal.text), 120)
+                )
+            })
+            .collect();
+        signals.extend(capped(new));
+    }
+    signals.extend(capped(
+        input
+            .tombstones
+            .iter()
+            .map(|t| format!("cleared, block removed from {}: {}", t.file, clip(&t.text, 120)))
+            .collect(),
+    ));
+    let mut heat = vec![format!("{} arcs changed heat", input.heat_changes.len())];
+    heat.extend(capped(
+        input
+            .heat_changes
+            .iter()
+            .map(|c| format!("{}: {} → {}", c.cluster_id, c.from.map_or("none".to_string(), |h| h.to_string()), c.to))
+            .collect(),
+    ));
+    let mut sections = vec![
+        ("Promotions".to_string(), moves(input.promotions, "frontal-lobe/conscious")),
+        ("Demotions".to_string(), moves(input.demotions, "frontal-lobe/unconscious")),
+        (
+            "Graduations".to_string(),
+            capped(input.graduations.iter().map(|g| format!("{}: {} → {}", g.cluster_id, g.from, g.to)).collect()),
+        ),
+        ("Heat".to_string(), heat),
+        ("Signals".to_string(), signals),
+        (
+            "Edges".to_string(),
+            vec![format!(
+                "{} edges; {} orphan arcs of {}; {} duplicates",
+                input.health.edges, input.health.orphans, input.health.arcs, input.health.duplicates
+            )],
+        ),
+        ("Merges".to_string(), vec!["none: merges are recommended by the AI phases, which did not run".into()]),
+    ];
+    if !input.skipped.is_empty() {
+        sections.push((
+            "Skipped".to_string(),
+            capped(input.skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect()),
+        ));
+    }
+    if input.dry_run {
+        sections.insert(0, ("Dry run".to_string(), vec!["planned changes; nothing was written".into()]));
+    }
+    sections
+}
+
+/// Applies one edit to a user file. Returns the file's relpath and bytes afterwards, or why
+/// it was left alone.
+fn apply_edit(root: &Path, edit: &FileEdit, before_write: Option<&dyn Fn(&Path)>) -> Result<(String, Vec<u8>), String> {
+    let path = root.join(&edit.relpath);
+    let bytes = match read_optional(&path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err("left alone: the file disappeared since the scan".into()),
+        Err(err) => return Err(format!("left alone: cannot read it: {err}")),
+    };
+    if sha256_hex(&bytes) != edit.sha256 {
+        return Err("left alone: the file changed since the scan (the next tick picks it up)".into());
+    }
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Err("left alone: not valid UTF-8".into());
+    };
+    let mut new = text.to_string();
+    if !edit.tombstones.is_empty() {
+        let (doc, _) = parse(&edit.relpath, &bytes, usize::MAX);
+        let mut spans: Vec<Range<usize>> = derived_items(&doc)
+            .into_iter()
+            .filter_map(|derived| match derived {
+                DerivedMarker::Item(item) if edit.tombstones.contains(&item.id) => {
+                    Some(doc.markers[item.marker].span.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        spans.sort_by(|a, b| b.start.cmp(&a.start));
+        let mut removed_from = usize::MAX;
+        for span in spans {
+            // Blocks nested in an already removed block went with it.
+            if span.end > removed_from {
+                continue;
+            }
+            removed_from = remove_block(&mut new, span);
+        }
+    }
+    if let Some(heat) = edit.set_heat {
+        new = set_frontmatter_scalar(&new, "heat", &heat.to_string())
+            .ok_or("left alone: its `heat:` cannot be rewritten in place (not a single value)")?;
+    }
+    if edit.graduate {
+        new = set_frontmatter_scalar(&new, "status", "graduated")
+            .ok_or("left alone: its `status:` cannot be rewritten in place (not a single value)")?;
+    }
+    if let Some(hook) = before_write {
+        hook(&path);
+    }
+    let changed = || "left alone: the file changed while the tick was updating it".to_string();
+    match &edit.move_to {
+        None => match replace_if_unchanged(&path, &bytes, new.as_bytes()) {
+            Ok(true) => Ok((edit.relpath.clone(), new.into_bytes())),
+            Ok(false) => Err(changed()),
+            Err(err) => Err(format!("left alone: cannot write it: {err}")),
+        },
+        Some(target_relpath) => {
+            let target = root.join(target_relpath);
+            match create_new(&target, new.as_bytes(), Some(&path)) {
+                Ok(true) => {}
+                Ok(false) => return Err(format!("not graduated: {target_relpath} already exists")),
+                Err(err) => return Err(format!("not graduated: cannot write {target_relpath}: {err}")),
+            }
+            // The copy exists; the original goes only if nobody touched it meanwhile.
+            match remove_if_unchanged(&path, &bytes) {
+                Ok(true) => Ok((target_relpath.clone(), new.into_bytes())),
+                Ok(false) => {
+                    let _ = std::fs::remove_file(&target);
+                    Err(changed())
+                }
+                Err(err) => {
+                    let _ = std::fs::remove_file(&target);
+                    Err(format!("not graduated: cannot remove the original: {err}"))
+                }
+            }
+        }
+    }
+}
+
+/// Removes a marker block; when it stands on lines of its own, the lines go too. Returns
+/// where the removal started.
+fn remove_block(text: &mut String, span: Range<usize>) -> usize {
+    let line_start = text[..span.start].rfind('\n').map_or(0, |index| index + 1);
+    let line_end = text[span.end..].find('\n').map_or(text.len(), |index| span.end + index);
+    let (start, end) = if text[line_start..span.start].trim().is_empty() && text[span.end..line_end].trim().is_empty() {
+        (line_start, (line_end + 1).min(text.len()))
+    } else {
+        (span.start, span.end)
+    };
+    text.replace_range(start..end, "");
+    start
+}
+
+/// Writes or removes a generated note, never over a file changed since the scan. Returns the
+/// relpath and bytes written (`None` for a removal), or the relpath and why it was skipped.
+fn apply_note(root: &Path, op: &NoteOp) -> Result<Option<(String, Vec<u8>)>, (String, String)> {
+    match op {
+        NoteOp::Write { relpath, content, existing_sha } => {
+            let path = root.join(relpath);
+            let result = match existing_sha {
+                None => create_new(&path, content.as_bytes(), None)
+                    .map(|created| created.then_some(()).ok_or("not written: the file appeared since the scan")),
+                Some(sha) => match read_optional(&path) {
+                    Ok(Some(bytes)) if sha256_hex(&bytes) == *sha => {
+                        replace_if_unchanged(&path, &bytes, content.as_bytes())
+                            .map(|replaced| replaced.then_some(()).ok_or("not written: the file changed meanwhile"))
+                    }
+                    Ok(_) => Ok(Err("not written: the file changed since the scan")),
+                    Err(err) => Err(err),
+                },
+            };
+            match result {
+                Ok(Ok(())) => Ok(Some((relpath.clone(), content.clone().into_bytes()))),
+                Ok(Err(reason)) => Err((relpath.clone(), reason.to_string())),
+                Err(err) => Err((relpath.clone(), format!("not written: {err}"))),
+            }
+        }
+        NoteOp::Remove { relpath, sha256 } => {
+            let path = root.join(relpath);
+            match read_optional(&path) {
+                Ok(Some(bytes)) if sha256_hex(&bytes) == *sha256 => match remove_if_unchanged(&path, &bytes) {
+                    Ok(true) => Ok(None),
+                    Ok(false) => Err((relpath.clone(), "not removed: the file changed meanwhile".into())),
+                    Err(err) => Err((relpath.clone(), format!("not removed: {err}"))),
+                },
+                Ok(None) => Ok(None),
+                Ok(Some(_)) => Err((relpath.clone(), "not removed: the file changed since the scan".into())),
+                Err(err) => Err((relpath.clone(), format!("not removed: {err}"))),
+            }
+        }
+    }
+}
+
+/// The index entry of a file the tick just wrote (its stat is read back; the time is recent,
+/// so the next scan hashes it once more).
+fn reindex(brain: &Brain, root: &Path, relpath: &str, bytes: &[u8]) -> ChangedFile {
+    let metadata = std::fs::metadata(root.join(relpath)).ok();
+    let mtime_ns = metadata.as_ref().map_or(0, super::walk::mtime_ns);
+    let analyzed = analyze(relpath, bytes, mtime_ns, brain.config.vault.max_file_bytes, *brain.counter());
+    ChangedFile {
+        relpath: relpath.to_string(),
+        size: bytes.len() as u64,
+        // Written just now: recorded as racy so the next scan confirms the hash.
+        mtime_ns: 0,
+        sha256: sha256_hex(bytes),
+        analyzed,
+    }
+}
+
+/// Appends one line to `health.jsonl` (one `write` of the whole line, in append mode).
+fn append_health(feed_dir: &Path, line: &HealthLine) -> BrainResult<()> {
+    use std::io::Write;
+    let path = feed_dir.join("health.jsonl");
+    let mut text = serde_json::to_string(line).map_err(|err| BrainError::internal(err.to_string()))?;
+    text.push('\n');
+    let cannot = |err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", path.display()));
+    std::fs::create_dir_all(feed_dir).map_err(cannot)?;
+    let mut file = std::fs::File::options().create(true).append(true).open(&path).map_err(cannot)?;
+    file.write_all(text.as_bytes()).map_err(cannot)?;
+    file.sync_all().map_err(cannot)
+}
+
+/// Default feed folder of a vault.
+pub(crate) fn default_feed_dir(root: &Path) -> PathBuf {
+    root.join(FEED_FOLDER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_block_takes_its_own_lines_with_it() {
+        let mut text = String::from("a\n<!-- @signal -->\nx\n<!-- @/signal -->\nb\n");
+        let start = text.find("<!--").unwrap();
+        let end = text.rfind("-->").unwrap() + 3;
+        remove_block(&mut text, start..end);
+        assert_eq!(text, "a\nb\n");
+        let mut inline = String::from("a <!-- @signal -->x<!-- @/signal --> b\n");
+        let start = inline.find("<!--").unwrap();
+        let end = inline.rfind("-->").unwrap() + 3;
+        remove_block(&mut inline, start..end);
+        assert_eq!(inline, "a  b\n");
+    }
+
+    #[test]
+    fn graduates_go_to_their_region_folder() {
+        assert_eq!(region_folder(Some("right-hemisphere")), "right");
+        assert_eq!(region_folder(Some("frontal-lobe")), "left");
+        assert_eq!(region_folder(None), "left");
+        assert_eq!(
+            pointer_relpath(Lobe::Conscious, "clusters/2026-11-20/abc.md"),
+            "frontal-lobe/conscious/abc.pointer.md"
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! Bad input: one clear message, exit 1, and the store unchanged.
+
+use crate::Env;
+use predicates::prelude::*;
+
+/// Runs `args`, expects exit 1 with `message` on stderr, and checks the store did not change.
+fn rejects(env: &Env, args: &[&str], stdin: Option<Vec<u8>>, message: &str) {
+    let before = env.export();
+    let mut command = env.brain();
+    command.args(args);
+    if let Some(stdin) = stdin {
+        command.write_stdin(stdin);
+    }
+    command.assert().code(1).stdout("").stderr(predicate::str::contains(message));
+    assert_eq!(env.export(), before, "{args:?} changed the store");
+}
+
+#[test]
+fn invalid_field_values_name_the_field_and_the_allowed_values() {
+    let env = Env::new();
+    env.remember(&["--title", "existing item"]);
+    let cases: &[(&[&str], &str)] = &[
+        (&["remember", "--title", "t", "--importance", "6"], "invalid importance: 6 is not an integer from 1 to 5"),
+        (&["remember", "--title", "t", "--importance", "-1"], "invalid importance: -1"),
+        (&["remember", "--title", "t", "--confidence", "1.5"], "invalid confidence: 1.5 is not between 0.0 and 1.0"),
+        (&["remember", "--title", "t", "--kind", "banana"], "invalid kind \"banana\" (allowed: architecture,"),
+        (&["remember", "--title", "t", "--status", "live"], "invalid status \"live\" (allowed: draft, approved,"),
+        (&["remember", "--title", "t", "--scope", "planet/mars"], "allowed: global, project/<name>"),
+        (&["remember", "--title", "t", "--scope", "project/../etc"], "invalid scope"),
+        (&["remember", "--title", ""], "invalid title: is empty"),
+        (&["remember", "--title", "t", "--valid-until", "soon"], "invalid valid_until"),
+        (&["remember", "--title", "t", "--tags", "a,b,c,d,e,f,g,h,i,j,k"], "invalid tags: 11 tags given (at most 10)"),
+        (&["list", "--kind", "banana"], "invalid kind"),
+        (&["list", "--limit", "0"], "--limit 0 is out of range"),
+        (&["search", "x", "--limit", "101"], "--limit 101 is out of range (1 to 100)"),
+        (&["search", "?!"], "has no words to search for"),
+    ];
+    for (args, message) in cases {
+        rejects(&env, args, None, message);
+    }
+}
+
+#[test]
+fn a_500_character_title_is_rejected_with_its_length() {
+    let env = Env::new();
+    let title = "x".repeat(500);
+    rejects(&env, &["remember", "--title", &title], None, "invalid title: has 500 characters (1 to 200 allowed)");
+}
+
+#[test]
+fn content_over_the_limit_is_rejected() {
+    let env = Env::new();
+    let content = "y".repeat(20_001);
+    rejects(&env, &["remember", "--title", "big"], Some(content.into_bytes()), "invalid content: has 20001 characters");
+}
+
+#[test]
+fn non_utf8_stdin_is_rejected() {
+    let env = Env::new();
+    rejects(&env, &["remember", "--title", "t"], Some(vec![b'o', b'k', 0xff, 0xfe]), "stdin is not valid UTF-8");
+}
+
+#[test]
+fn an_unknown_or_malformed_id_is_a_clear_error() {
+    let env = Env::new();
+    for command in ["show", "approve", "deprecate", "pin", "unpin", "forget"] {
+        rejects(
+            &env,
+            &[command, "mem_01JD0000000000000000000000"],
+            None,
+            "item mem_01JD0000000000000000000000 not found",
+        );
+        rejects(&env, &[command, "../../etc/passwd"], None, "is not an item id");
+    }
+    rejects(&env, &["edit", "mem_01JD0000000000000000000000", "--importance", "2"], None, "not found");
+    rejects(&env, &["forget", "--hard", "mem_01JD0000000000000000000000"], None, "not found");
+}
+
+#[test]
+fn a_malformed_line_in_the_middle_of_an_import_fails_the_whole_import_and_names_the_line() {
+    let env = Env::new();
+    env.remember(&["--title", "already here"]);
+    let mut lines: Vec<String> = (0..10).map(|i| format!(r#"{{"title":"item {i}","kind":"lesson"}}"#)).collect();
+    lines[5] = r#"{"title": "broken", "importance": }"#.into();
+    let file = env.dir.path().join("bad.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    rejects(&env, &["import", file.to_str().unwrap()], None, "line 6: invalid item JSON");
+    // A valid JSON line with an invalid field is named too.
+    lines[5] = r#"{"title": "bad importance", "importance": 9}"#.into();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    rejects(&env, &["import", file.to_str().unwrap()], None, "line 6: invalid importance: 9");
+    lines[5] = r#"{"title": "typo", "importanse": 3}"#.into();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    rejects(&env, &["import", file.to_str().unwrap()], None, "line 6: invalid item JSON: unknown field `importanse`");
+}
+
+#[test]
+fn an_import_colliding_with_an_existing_id_imports_nothing() {
+    let env = Env::new();
+    let id = env.remember(&["--title", "already here"]);
+    let file = env.dir.path().join("dup.jsonl");
+    std::fs::write(&file, format!("{{\"title\":\"new\"}}\n{{\"id\":\"{id}\",\"title\":\"clash\"}}\n")).unwrap();
+    rejects(&env, &["import", file.to_str().unwrap()], None, &format!("line 2: item {id} already exists"));
+}
+
+#[test]
+fn a_corrupt_database_file_is_reported_and_left_alone() {
+    let env = Env::new();
+    let garbage = b"definitely not an sqlite database ".repeat(200);
+    std::fs::write(env.db(), &garbage).unwrap();
+    for args in [&["list"][..], &["remember", "--title", "t"], &["doctor"]] {
+        env.brain().args(args).assert().code(1).stderr(predicate::str::contains("is not a valid brain database"));
+    }
+    assert_eq!(crate::read(&env.db()), garbage);
+}
+
+#[test]
+fn a_read_only_database_rejects_writes_and_keeps_its_data() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    env.remember(&["--title", "kept"]);
+    let before = env.export();
+    // Checkpoint the WAL so the main file holds everything, then make it read-only.
+    env.brain().arg("doctor").assert().success();
+    for path in [env.dir.path().to_path_buf(), env.home.clone(), env.project_dir.clone()] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(env.db(), std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root ignores file modes: run as `nobody` then, so the file really is read-only.
+    let is_root = std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false);
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"));
+    command.env_clear().env("BRAIN_HOME", &env.home).current_dir(&env.project_dir).args([
+        "--now",
+        crate::NOW,
+        "remember",
+        "--title",
+        "new",
+    ]);
+    if is_root {
+        command.uid(65534).gid(65534);
+    }
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("read-only") || stderr.contains("readonly"), "{stderr}");
+    std::fs::set_permissions(env.db(), std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_eq!(env.export(), before);
+}
+
+#[test]
+fn a_home_that_does_not_exist_points_at_init() {
+    let env = Env::uninitialized();
+    for args in [&["list"][..], &["remember", "--title", "t"], &["search", "x"], &["doctor"]] {
+        env.brain()
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("does not exist").and(predicate::str::contains("brain init")));
+    }
+    assert!(!env.home.exists(), "a read or failed write must not create the home");
+}
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let env = Env::new();
+    env.brain().arg("frobnicate").assert().code(1);
+    env.brain().args(["list", "--limit", "many"]).assert().code(1);
+    env.brain().arg("--help").assert().code(0).stdout(predicate::str::contains("remember"));
+    env.brain().args(["--now", "yesterday", "list"]).assert().code(1).stderr(predicate::str::contains("--now"));
+}
+
+#[test]
+fn errors_are_json_with_json() {
+    let env = Env::new();
+    let output = env.brain().args(["show", "mem_01JD0000000000000000000000", "--json"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let error: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
+    assert_eq!(error["error"]["code"], "not_found");
+}

@@ -1,0 +1,87 @@
+//! End-to-end tests of the `brain` binary: hermetic homes, a fixed clock, cleared env.
+
+mod capture;
+mod cli_bad_input;
+mod cli_concurrency;
+mod cli_context;
+mod cli_items;
+mod session_start;
+mod vault_scan;
+mod vault_support;
+mod vault_tick;
+
+use std::path::{Path, PathBuf};
+
+pub const NOW: &str = "2026-11-21T10:00:00Z";
+
+/// A temp home plus a project folder (with `.brain.toml` naming project `demo`).
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project_dir: PathBuf,
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env::new()
+    }
+}
+
+impl Env {
+    /// A home that has been `brain init`-ed.
+    pub fn new() -> Env {
+        let env = Env::uninitialized();
+        env.brain().arg("init").assert().success();
+        env
+    }
+
+    pub fn uninitialized() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project_dir = dir.path().join("work/demo-repo");
+        std::fs::create_dir_all(&project_dir).unwrap();
+        std::fs::write(project_dir.join(".brain.toml"), "project = \"demo\"\n").unwrap();
+        Env { dir, home, project_dir }
+    }
+
+    /// `brain` with a cleared environment, this home, the project folder and a fixed clock.
+    pub fn brain(&self) -> assert_cmd::Command {
+        let mut command = assert_cmd::Command::cargo_bin("brain").unwrap();
+        command
+            .env_clear()
+            .env("HOME", self.dir.path())
+            .env("BRAIN_HOME", &self.home)
+            .current_dir(&self.project_dir)
+            .args(["--now", NOW]);
+        command
+    }
+
+    /// `brain … --json` parsed.
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let output = self.brain().args(args).arg("--json").output().unwrap();
+        assert!(output.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    /// Adds an item and returns its id.
+    pub fn remember(&self, args: &[&str]) -> String {
+        let item = self.json(&[&["remember"], args].concat());
+        item["id"].as_str().unwrap().to_string()
+    }
+
+    /// Everything in the store, as the export text (a fingerprint of the store's state).
+    pub fn export(&self) -> String {
+        let output = self.brain().arg("export").output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.home.join("brain.db")
+    }
+}
+
+/// Bytes of a file (for "unchanged" checks).
+pub fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}

@@ -1,0 +1,314 @@
+//! `brain tick` phase 1: heat, pointer notes, graduation, tombstones, the feed, the lock,
+//! dry runs that write nothing, and user files that are never clobbered.
+
+use std::path::Path;
+
+use predicates::prelude::*;
+
+use crate::vault_support::{
+    HOT, HOT_ARC, MID, MID_ARC, NOTE, OLD, OLD_ARC, STANDING_NOTE, Vault, changed_files, fingerprint, json,
+    standard_vault,
+};
+use crate::{Env, NOW};
+
+const GRADUATED: &str = "left/2026-10-01-old-csv-export-bbbbbbbbbbbb.md";
+const POINTER: &str = "frontal-lobe/conscious/2026-11-21-hot-retry-storm-aaaaaaaaaaaa.pointer.md";
+
+fn tick(env: &Env, vault: &Vault, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["tick", "--vault", vault.arg()];
+    args.extend_from_slice(extra);
+    json(env, &args)
+}
+
+#[test]
+fn a_tick_rewrites_heat_promotes_graduates_and_writes_the_feed() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let report = tick(&env, &vault, &[]);
+
+    // Heat: only the `heat:` value of the hot arc changed, every other byte is as written.
+    assert_eq!(vault.read(HOT), HOT_ARC.replace("heat: 2\n", "heat: 10\n"));
+    // The mid arc's heat was already right: only its cleared signal block is gone.
+    let tombstoned = MID_ARC.replace(
+        "<!-- @signal severity=resolved source=vault-sync -->\nVault sync lagging (CLEARED: NFS cache fixed)\n<!-- @/signal -->\n",
+        "",
+    );
+    assert_eq!(vault.read(MID), tombstoned);
+    // The old arc graduated into its region folder with `status: graduated` and its heat.
+    assert!(!vault.exists(OLD));
+    assert_eq!(
+        vault.read(GRADUATED),
+        OLD_ARC.replace("status: complete\n", "status: graduated\n").replace("heat: 3\n", "heat: 0\n")
+    );
+    // The standing note is never edited.
+    assert_eq!(vault.read(NOTE), STANDING_NOTE);
+
+    // Promotion is a pointer note, not a copy.
+    let pointer = vault.read(POINTER);
+    assert!(pointer.contains("generated_by: brain-tick"), "{pointer}");
+    assert!(pointer.contains("heat: 10"), "{pointer}");
+    assert!(
+        pointer.contains("[[clusters/2026-11-21/2026-11-21-hot-retry-storm-aaaaaaaaaaaa|Hot retry storm]]"),
+        "{pointer}"
+    );
+    assert!(!pointer.contains("Always back off"), "no copy of the arc's body");
+    // One amygdala note per active critical signal.
+    let amygdala: Vec<String> = std::fs::read_dir(vault.path("amygdala"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(amygdala.len(), 1, "{amygdala:?}");
+    assert!(amygdala[0].starts_with("signal-auth-broker-"), "{amygdala:?}");
+
+    // The five feed files and health.jsonl.
+    let hot_arcs = vault.read("brain-feed/hot-arcs.md");
+    assert!(hot_arcs.starts_with(
+        "---\nid: hot-arcs-2026-11-21\ntitle: Active Hot Arcs\npriority: 10\nttl: 3600\nseverity: info\n---\n"
+    ));
+    assert!(hot_arcs.contains("## Hot Arcs — 2026-11-21"));
+    assert!(hot_arcs.contains("| Arc | Heat | Region | Status | What it is |"));
+    assert!(hot_arcs.contains(
+        "| Hot retry storm | 10 | left-hemisphere | active | Retry storm in the gateway, fixed by backoff |"
+    ));
+    assert!(!hot_arcs.contains("Old CSV export"), "graduated arcs are not hot");
+    let signals = vault.read("brain-feed/signals.md");
+    assert!(signals.contains("priority: 8\nttl: 3600\nseverity: critical\n"), "{signals}");
+    let critical = signals.find("- **[critical]** (auth-broker) Auth broker ban rate increasing.").unwrap();
+    let info = signals.find("- **[info]** (rotation) Rotation pending for review.").unwrap();
+    assert!(critical < info);
+    assert!(!signals.contains("CI flaky"), "stale warnings leave the feed");
+    assert!(!signals.contains("Vault sync"), "cleared signals never show");
+    assert!(!signals.contains("key id 42"), "private blocks never reach a feed file");
+    let inject = vault.read("brain-feed/inject.md");
+    assert!(inject.contains("priority: 9"));
+    assert_eq!(inject.matches("**[claude.md]** Gateway").count(), 1, "deduplicated:\n{inject}");
+    assert!(!inject.contains("Freeze deploys"), "expired blocks are dropped");
+    assert!(vault.read("brain-feed/intent.md").contains("priority: 7"));
+    let diff = vault.read("brain-feed/last-tick-diff.md");
+    assert!(diff.contains("priority: 5"));
+    assert!(diff.contains("### Promotions\n\n- Hot retry storm (2026-11-21-hot-retry-storm-aaaaaaaaaaaa) → frontal-lobe/conscious, heat 10"), "{diff}");
+    assert!(diff.contains(&format!("2026-10-01-old-csv-export-bbbbbbbbbbbb: {OLD} → {GRADUATED}")), "{diff}");
+    assert!(diff.contains("cleared, block removed from"), "{diff}");
+    let health: serde_json::Value = serde_json::from_str(vault.read("brain-feed/health.jsonl").trim()).unwrap();
+    let keys: Vec<&String> = health.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["timestamp", "score", "reason", "arcs", "signals", "lessons", "edges", "orphans", "duplicates"]);
+    assert_eq!(
+        (health["timestamp"].as_str(), health["arcs"].as_u64(), health["signals"].as_u64()),
+        (Some(NOW), Some(3), Some(2))
+    );
+    assert_eq!(
+        (health["lessons"].as_u64(), health["edges"].as_u64(), health["orphans"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
+
+    // The report: phase 1 only, with per-step timings.
+    assert_eq!(report["ai"]["ran"], false);
+    assert!(report["ai"]["reason"].as_str().unwrap().contains("no LLM is configured"));
+    let phases = report["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 5);
+    assert_eq!((phases[0]["name"].as_str(), phases[0]["ran"].as_bool()), (Some("keeper"), Some(true)));
+    let steps: Vec<&str> = phases[0]["steps"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(steps, ["scan", "heat", "plan", "verify", "feed", "apply", "write"]);
+    assert!(phases[1..].iter().all(|phase| phase["ran"] == false));
+    assert_eq!(report["promotions"].as_array().unwrap().len(), 1);
+    assert_eq!(report["graduations"].as_array().unwrap().len(), 1);
+    assert_eq!(report["tombstones"].as_array().unwrap().len(), 1);
+
+    // The index followed: the graduated arc's items moved with it, the cleared signal is gone.
+    let items = json(&env, &["list", "--all-scopes", "--limit", "1000"]);
+    let items = items.as_array().unwrap();
+    assert!(items.iter().any(|i| i["kind"] == "arc" && i["source"] == format!("vault:{GRADUATED}")));
+    assert!(items.iter().all(|i| !i["content"].as_str().unwrap().contains("Vault sync lagging")));
+    // Text output says phase 1 only.
+    let text = env.brain().args(["tick", "--vault", vault.arg(), "--no-ai"]).output().unwrap();
+    assert!(String::from_utf8(text.stdout).unwrap().contains("phases 2-5 skipped: phase 1 only: --no-ai"));
+}
+
+#[test]
+fn a_further_tick_with_nothing_new_changes_only_health_and_the_diff() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    tick(&env, &vault, &[]);
+    let before = fingerprint(&vault.root);
+    let later = "2026-11-21T10:01:00Z";
+    let report = json(&env, &["tick", "--vault", vault.arg(), "--now", later]);
+    let after = fingerprint(&vault.root);
+    assert_eq!(changed_files(&before, &after), ["brain-feed/health.jsonl", "brain-feed/last-tick-diff.md"]);
+    assert_eq!(report["scan"]["parsed"], 0, "nothing is re-parsed");
+    assert_eq!(report["heat_changes"].as_array().unwrap().len(), 0);
+    assert_eq!(vault.read("brain-feed/health.jsonl").lines().count(), 2);
+    // And once more: still nothing.
+    let again = json(&env, &["tick", "--vault", vault.arg(), "--now", "2026-11-21T10:02:00Z"]);
+    assert_eq!(again["scan"]["parsed"], 0);
+    assert_eq!(
+        changed_files(&after, &fingerprint(&vault.root)),
+        ["brain-feed/health.jsonl", "brain-feed/last-tick-diff.md"]
+    );
+}
+
+#[test]
+fn a_dry_run_writes_nothing_anywhere_and_lists_the_plan() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let vault_before = fingerprint(&vault.root);
+    let home_before = fingerprint(&env.home);
+    let report = tick(&env, &vault, &["--dry-run"]);
+    assert_eq!(changed_files(&vault_before, &fingerprint(&vault.root)), Vec::<String>::new());
+    assert_eq!(changed_files(&home_before, &fingerprint(&env.home)), Vec::<String>::new());
+    assert_eq!(report["dry_run"], true);
+    let hot_change = report["heat_changes"].as_array().unwrap().iter().find(|c| c["file"] == HOT).unwrap().clone();
+    assert_eq!((hot_change["from"].as_u64(), hot_change["to"].as_u64()), (Some(2), Some(10)));
+    assert_eq!(report["graduations"][0]["to"], GRADUATED);
+    assert_eq!(report["promotions"].as_array().unwrap().len(), 1);
+    assert!(report["notes"].as_array().unwrap().iter().any(|n| n["path"] == POINTER && n["action"] == "write"));
+    assert!(report["feed_files"].as_array().unwrap().iter().all(|f| f["changed"] == true));
+    // The text form lists the planned changes too, and still writes nothing.
+    let output = env.brain().args(["tick", "--dry-run", "--vault", vault.arg()]).output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("dry run: planned changes, nothing written"), "{text}");
+    assert!(text.contains(&format!("would set heat 2 -> 10 in {HOT}")), "{text}");
+    assert!(text.contains(&format!("would graduate {OLD} -> {GRADUATED}")), "{text}");
+    assert_eq!(changed_files(&vault_before, &fingerprint(&vault.root)), Vec::<String>::new());
+    assert_eq!(changed_files(&home_before, &fingerprint(&env.home)), Vec::<String>::new());
+    // After a real tick, a dry run beside it still changes nothing (the lock file exists now).
+    tick(&env, &vault, &[]);
+    let (vault_before, home_before) = (fingerprint(&vault.root), fingerprint(&env.home));
+    tick(&env, &vault, &["--dry-run", "--now", "2026-11-25T10:00:00Z"]);
+    assert_eq!(changed_files(&vault_before, &fingerprint(&vault.root)), Vec::<String>::new());
+    assert_eq!(changed_files(&home_before, &fingerprint(&env.home)), Vec::<String>::new());
+}
+
+#[test]
+fn a_second_tick_while_one_runs_exits_1_with_a_clear_message() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let lock =
+        std::fs::File::options().create(true).truncate(false).write(true).open(env.home.join("tick.lock")).unwrap();
+    lock.lock().unwrap();
+    let before = fingerprint(&vault.root);
+    for args in [&["tick"][..], &["tick", "--dry-run"][..], &["vault", "scan"][..]] {
+        env.brain()
+            .args(args)
+            .args(["--vault", vault.arg()])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains("another brain tick or vault scan is running on this home"));
+    }
+    assert_eq!(changed_files(&before, &fingerprint(&vault.root)), Vec::<String>::new());
+    lock.unlock().unwrap();
+    env.brain().args(["tick", "--vault", vault.arg()]).assert().success();
+}
+
+#[test]
+fn a_file_edited_between_read_and_write_is_left_as_the_user_wrote_it() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let context = brain::app::Context {
+        home: env.home.clone(),
+        cwd: env.project_dir.clone(),
+        project: None,
+        now: NOW.parse().unwrap(),
+        env: brain::config::Environment::default(),
+    };
+    let brain = brain::app::Brain::open(&context).unwrap();
+    let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
+    let user_edit = "\nA line the user typed while the tick ran.\n";
+    let hook = |path: &Path| {
+        if path.ends_with(HOT) || path.ends_with(OLD) {
+            let mut text = std::fs::read_to_string(path).unwrap();
+            text.push_str(user_edit);
+            std::fs::write(path, text).unwrap();
+        }
+    };
+    let options = brain::vault::TickOptions {
+        location,
+        dry_run: false,
+        no_ai: true,
+        progress: &|_, _| {},
+        before_write: Some(&hook),
+    };
+    let report = brain::vault::tick(&brain, &options).unwrap();
+    // Both edits were refused: the files hold exactly what the user wrote.
+    assert_eq!(vault.read(HOT), format!("{HOT_ARC}{user_edit}"));
+    assert_eq!(vault.read(OLD), format!("{OLD_ARC}{user_edit}"));
+    assert!(!vault.exists(GRADUATED), "the graduation was rolled back");
+    let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+    assert!(skipped.contains(&(HOT, "left alone: the file changed while the tick was updating it")), "{skipped:?}");
+    assert!(skipped.contains(&(OLD, "left alone: the file changed while the tick was updating it")), "{skipped:?}");
+    assert!(report.heat_changes.iter().all(|change| change.file != HOT));
+    assert!(report.graduations.is_empty());
+    // The other edit went through.
+    assert!(!vault.read(MID).contains("Vault sync lagging"));
+    assert!(vault.read("brain-feed/last-tick-diff.md").contains("### Skipped"));
+    // The next tick starts from the user's version.
+    drop(brain);
+    tick(&env, &vault, &[]);
+    assert_eq!(vault.read(HOT), format!("{}{user_edit}", HOT_ARC.replace("heat: 2\n", "heat: 10\n")));
+}
+
+#[test]
+fn a_file_edited_after_the_scan_is_not_touched() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let context = brain::app::Context {
+        home: env.home.clone(),
+        cwd: env.project_dir.clone(),
+        project: None,
+        now: NOW.parse().unwrap(),
+        env: brain::config::Environment::default(),
+    };
+    let brain = brain::app::Brain::open(&context).unwrap();
+    let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
+    // The edit lands after the scan read the file and before the tick reads it for its edit.
+    let progress = |done: usize, total: usize| {
+        if done == total {
+            std::fs::write(vault.path(HOT), "user rewrote everything\n").unwrap();
+        }
+    };
+    let options =
+        brain::vault::TickOptions { location, dry_run: false, no_ai: true, progress: &progress, before_write: None };
+    let report = brain::vault::tick(&brain, &options).unwrap();
+    assert_eq!(vault.read(HOT), "user rewrote everything\n");
+    assert!(
+        report.skipped.iter().any(|s| s.path == HOT && s.reason.contains("changed since the scan")),
+        "{:?}",
+        report.skipped
+    );
+}
+
+#[test]
+fn verify_commands_run_only_when_allowed_and_never_through_a_shell() {
+    let env = Env::new();
+    let vault = Vault::new(&env);
+    let marker = env.dir.path().join("verified");
+    vault.write(
+        "clusters/2026-11-21/2026-11-21-verify-dddddddddddd.md",
+        format!(
+            "---\ncluster_id: 2026-11-21-verify-dddddddddddd\ntitle: Verify\ncreated: 2026-11-21T09:00:00Z\n---\n\
+             <!-- @signal severity=critical source=db date=2026-11-21T09:30:00Z verify=\"touch {}\" -->\nDB down.\n<!-- @/signal -->\n\
+             <!-- @signal severity=critical source=shell verify=\"exit 0\" -->\nShell builtin.\n<!-- @/signal -->\n",
+            marker.display()
+        ),
+    );
+    let report = tick(&env, &vault, &[]);
+    assert!(!marker.exists(), "not executed without allow_verify_commands");
+    let outcomes: Vec<&str> =
+        report["verify"].as_array().unwrap().iter().map(|v| v["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["not run: allow_verify_commands is off", "not run: allow_verify_commands is off"]);
+    let dry = tick(&env, &vault, &["--dry-run"]);
+    assert!(!marker.exists());
+    assert_eq!(dry["verify"][0]["outcome"], "not run: allow_verify_commands is off");
+
+    std::fs::write(env.home.join("config.toml"), "[vault]\nallow_verify_commands = true\nverify_timeout_secs = 5\n")
+        .unwrap();
+    let dry = tick(&env, &vault, &["--dry-run"]);
+    assert!(!marker.exists(), "a dry run runs nothing");
+    assert_eq!(dry["verify"][0]["outcome"], "not run: dry run");
+    let report = tick(&env, &vault, &[]);
+    assert!(marker.exists(), "allowed: the command ran");
+    let outcomes: Vec<&str> =
+        report["verify"].as_array().unwrap().iter().map(|v| v["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes[0], "passed");
+    assert!(outcomes[1].starts_with("cannot run \"exit\" (no shell is used)"), "{outcomes:?}");
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job on the embedded default: a fresh SQLite home filled with the example project
+# (examples/demo/items.jsonl), then what an agent gets at session start: the layered brain
+# document within its token budget. Nothing outside a temp dir is written.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cargo build -q --manifest-path "$root/Cargo.toml" -p brain
+target="${CARGO_TARGET_DIR:-$root/target}"
+home="$(mktemp -d)"
+trap 'rm -rf "$home"' EXIT
+brain() { "$target/debug/brain" --home "$home" --now 2026-11-21T10:00:00Z "$@"; }
+cd "$root/examples/demo" # its .brain.toml names the project: acme-api
+brain init >/dev/null
+brain import items.jsonl >&2
+brain brain
