@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+use brain_core::assemble::agent::{AGENT_BUDGET, AgentContext, AgentFiles, agent_context};
 use brain_core::assemble::session::{
     LowConfidenceAlert, Recalled, SessionBudgets, SessionInput, SessionStart, SkillEntry, session_start,
 };
@@ -624,6 +625,73 @@ impl Brain {
         Ok(payload)
     }
 
+    /// The agent context (SPEC §4.3) of `agent`, with its `team`'s files and memories, the
+    /// memories chosen for `topic`.
+    pub fn agent_context(&self, agent: &str, team: Option<&str>, topic: Option<&str>) -> BrainResult<AgentContext> {
+        let agent_scope = Scope::parse(&format!("agent/{agent}")).map_err(BrainError::user)?;
+        let team_scope =
+            team.map(|team| Scope::parse(&format!("team/{team}")).map_err(BrainError::user)).transpose()?;
+        let agent_dir = self.home.join("agents").join(agent);
+        let read = |path: PathBuf| -> Option<String> { read_text_file(&path) };
+        let mut files = AgentFiles {
+            identity: read(agent_dir.join("IDENTITY.md")),
+            instructions: read(agent_dir.join("INSTRUCTIONS.md")),
+            knowledge: read(agent_dir.join("KNOWLEDGE.md")),
+            daily: recent_daily_files(&agent_dir.join("daily"), self.now),
+            ..AgentFiles::default()
+        };
+        if let Some(team) = team {
+            let team_dir = self.home.join("teams").join(team);
+            files.team_goals = read(team_dir.join("GOALS.md"));
+            files.team_context = read(team_dir.join("CONTEXT.md"));
+            files.team_rules = read(team_dir.join("RULES.md"));
+        }
+        let team_memories = match &team_scope {
+            Some(scope) => self.top_memories(scope, topic)?,
+            None => Vec::new(),
+        };
+        let personal = self.top_memories(&agent_scope, topic)?;
+        let team_refs: Vec<&Item> = team_memories.iter().collect();
+        let personal_refs: Vec<&Item> = personal.iter().collect();
+        Ok(agent_context(&files, &team_refs, &personal_refs, &self.counter, AGENT_BUDGET))
+    }
+
+    /// The top 5 memories of a scope for a topic: `0.5 × relevance + 0.3 × importance/5 +
+    /// 0.2 × exp(−0.05 × days since last access)`; the most recent 5 without a topic or a match.
+    fn top_memories(&self, scope: &Scope, topic: Option<&str>) -> BrainResult<Vec<Item>> {
+        let filter = ItemFilter {
+            scopes: Some(vec![scope.clone()]),
+            statuses: vec![Status::Approved],
+            limit: Some(50),
+            ..ItemFilter::default()
+        };
+        let hits = match topic.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(topic) => match self.store.search(topic, &filter) {
+                Ok(hits) => hits,
+                Err(brain_store::StoreError::InvalidQuery(_)) => Vec::new(),
+                Err(err) => return Err(err.into()),
+            },
+            None => Vec::new(),
+        };
+        if hits.is_empty() {
+            return Ok(self.store.list(&ItemFilter { limit: Some(5), ..filter })?);
+        }
+        let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
+        let now = self.now;
+        let mut scored: Vec<(f64, Item)> = hits
+            .into_iter()
+            .map(|hit| {
+                let relevance = if best > 0.0 { hit.score / best } else { 0.0 };
+                let since = hit.item.last_accessed_at.unwrap_or(hit.item.updated_at);
+                let days = brain_core::time::age_days(since, now);
+                let score = 0.5 * relevance + 0.3 * f64::from(hit.item.importance) / 5.0 + 0.2 * (-0.05 * days).exp();
+                (score, hit.item)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+        Ok(scored.into_iter().take(5).map(|(_, item)| item).collect())
+    }
+
     /// Items due for review (SPEC §5.4), earliest due first.
     pub fn review_due(&self, limit: usize) -> BrainResult<Vec<Item>> {
         let mut items = self.store.list(&ItemFilter {
@@ -685,6 +753,30 @@ impl Brain {
             problems,
         })
     }
+}
+
+/// A text file's contents, or `None` when it is missing, not a regular file (symlinks are
+/// not followed), larger than 1 MiB or not UTF-8.
+fn read_text_file(path: &Path) -> Option<String> {
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    if !metadata.is_file() || metadata.len() > 1 << 20 {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// `daily/YYYY-MM-DD.md` files of the 7 days up to `now`, newest first.
+fn recent_daily_files(dir: &Path, now: Timestamp) -> Vec<(String, String)> {
+    let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let mut files: Vec<(String, String)> = (0..7)
+        .filter_map(|back| today.checked_sub(jiff::Span::new().days(back)).ok())
+        .filter_map(|date| {
+            let name = date.strftime("%Y-%m-%d").to_string();
+            read_text_file(&dir.join(format!("{name}.md"))).map(|text| (name, text))
+        })
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files
 }
 
 /// When a review is next due: now + 1 day × 2.5^(n−1), n = min(review_count, 10).

@@ -29,6 +29,7 @@
 //!   `with_truncation(AGENT_TRUNCATION_MARKER)` except the never-truncated files; headings
 //!   `## <Label>`; memory entries render `- [<kind>] <content>`.
 
+pub mod agent;
 pub mod brain;
 pub mod classify;
 pub mod claude_md;

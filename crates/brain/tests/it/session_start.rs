@@ -282,3 +282,45 @@ fn hook_install_merges_idempotently_and_keeps_a_backup() {
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{broken");
 }
 
+#[test]
+fn the_agent_profile_reads_the_agent_and_team_files_and_memories() {
+    let env = Env::new();
+    let agent = env.home.join("agents/reviewer");
+    std::fs::create_dir_all(agent.join("daily")).unwrap();
+    std::fs::write(agent.join("IDENTITY.md"), "I am the reviewer.").unwrap();
+    std::fs::write(agent.join("INSTRUCTIONS.md"), "Check every PR for auth bugs.").unwrap();
+    std::fs::write(agent.join("KNOWLEDGE.md"), "The auth service lives in src/auth.").unwrap();
+    std::fs::write(agent.join("daily/2026-11-20.md"), "Reviewed the token refresh PR.").unwrap();
+    std::fs::write(agent.join("daily/2026-11-01.md"), "Too old to show.").unwrap();
+    let team = env.home.join("teams/core");
+    std::fs::create_dir_all(&team).unwrap();
+    std::fs::write(team.join("GOALS.md"), "Ship v2 by December.").unwrap();
+    env.remember(&["--title", "Team uses trunk-based development", "--scope", "team/core", "--kind", "convention"]);
+    env.remember(&["--title", "Tokens", "--content", "Refresh tokens rotate", "--scope", "agent/reviewer"]);
+    env.remember(&["--title", "Unrelated", "--content", "Lunch is at noon", "--scope", "agent/reviewer"]);
+    let output = env
+        .brain()
+        .args(["context", "--profile", "agent", "--agent", "reviewer", "--team", "core", "--topic", "refresh tokens"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc = String::from_utf8(output.stdout).unwrap();
+    for expected in [
+        "## Identity\nI am the reviewer.",
+        "## Instructions",
+        "## Team Goals\nShip v2 by December.",
+        "## Recent Activity\n### 2026-11-20",
+        "## Team Knowledge\n- [convention] Team uses trunk-based development",
+        "## Personal Memories\n- [note] Refresh tokens rotate",
+        "## Knowledge Base",
+    ] {
+        assert!(doc.contains(expected), "missing {expected:?} in\n{doc}");
+    }
+    assert!(!doc.contains("Too old to show"));
+    assert!(!doc.contains("Lunch is at noon"), "a topic picks the matching memories");
+    let untargeted = env.brain().args(["context", "--profile", "agent", "--agent", "reviewer"]).output().unwrap();
+    let untargeted = String::from_utf8(untargeted.stdout).unwrap();
+    assert!(untargeted.contains("Lunch is at noon") && !untargeted.contains("## Team Goals"), "{untargeted}");
+    env.brain().args(["context", "--profile", "agent", "--agent", "../etc"]).assert().code(1);
+    env.brain().args(["context", "--profile", "agent"]).assert().code(1).stderr(predicate::str::contains("--agent"));
+}

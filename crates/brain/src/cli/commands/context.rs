@@ -11,6 +11,10 @@ pub enum Profile {
     Brain,
     /// The compact CLAUDE.md summary (SPEC §4.4)
     ClaudeMd,
+    /// The session-start working memory as text (SPEC §4.2)
+    SessionStart,
+    /// An agent's context: identity, instructions, team, recent activity, memories (SPEC §4.3)
+    Agent,
 }
 
 #[derive(Debug, clap::Args)]
@@ -23,6 +27,15 @@ pub struct Args {
     /// claude-md: the target file whose inject blocks are included
     #[arg(long, default_value = "CLAUDE.md")]
     pub target: String,
+    /// agent: the agent (`<home>/agents/<agent>/`)
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// agent: the agent's team (`<home>/teams/<team>/`)
+    #[arg(long)]
+    pub team: Option<String>,
+    /// agent and session-start: the topic to choose memories for
+    #[arg(long)]
+    pub topic: Option<String>,
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
@@ -41,6 +54,41 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             } else {
                 out.text(&summary.document);
                 eprintln!("claude-md: {} of {} tokens", summary.token_estimate, summary.budget.cap);
+            }
+            Ok(())
+        }
+        Profile::SessionStart => {
+            let brain = Brain::open(context)?;
+            let request = crate::app::SessionRequest {
+                topics: args.topic,
+                top: 5,
+                max_chars: Some(super::session_start::DEFAULT_MAX_CHARS),
+                ..crate::app::SessionRequest::default()
+            };
+            let payload = brain.session_start(&request)?;
+            let mut out = Out::new();
+            if json {
+                out.json(&payload);
+            } else {
+                out.text(&payload.text);
+            }
+            Ok(())
+        }
+        Profile::Agent => {
+            let Some(agent) = args.agent.as_deref() else {
+                return Err(crate::error::BrainError::user_with_hint(
+                    "the agent profile needs --agent NAME",
+                    "brain context --profile agent --agent reviewer [--team core] [--topic auth]",
+                ));
+            };
+            let brain = Brain::open(context)?;
+            let assembled = brain.agent_context(agent, args.team.as_deref(), args.topic.as_deref())?;
+            let mut out = Out::new();
+            if json {
+                out.json(&assembled);
+            } else {
+                out.text(&assembled.document);
+                eprintln!("agent: {} of {} tokens", assembled.token_estimate, assembled.budget.cap);
             }
             Ok(())
         }
