@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: a fresh SQLite home filled with the example project
-# (examples/demo/items.jsonl), then what an agent gets at session start: the layered brain
-# document within its token budget. Nothing outside a temp dir is written.
+# The main job on the embedded default: a fresh SQLite home holding the example project
+# (examples/demo: 33 memory items and two skills of a fictional `acme-api` service), then
+# what an agent gets when a session starts, within its token budget. The budget report goes
+# to stderr. Nothing outside a temp dir is written.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cargo build -q --manifest-path "$root/Cargo.toml" -p brain
@@ -12,4 +13,5 @@ brain() { "$target/debug/brain" --home "$home" --now 2026-11-21T10:00:00Z "$@"; 
 cd "$root/examples/demo" # its .brain.toml names the project: acme-api
 brain init >/dev/null
 brain import items.jsonl >&2
-brain brain
+cp -R skills "$home/skills"
+brain session-start --format text --task "${1:-fix the webhook signature bug}"

@@ -549,7 +549,7 @@ impl Brain {
             [request.topics.as_deref(), request.task.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
         let words = crate::recall::query_words(&query);
         let candidate_filter = approved(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
-        let candidates: Vec<(Item, f64)> = match self.store.search(&query, &candidate_filter) {
+        let candidates: Vec<(Item, f64)> = match self.store.search(&words.join(" "), &candidate_filter) {
             Ok(hits) => {
                 let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
                 hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 })).collect()

@@ -86,12 +86,20 @@ pub fn why(item: &Item, query_words: &[String], now: Timestamp) -> String {
     reasons.join("; ")
 }
 
-/// Lowercased words of a query (for `why`).
+/// English words too common to say anything about what a task is about.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "then", "there",
+    "these", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+];
+
+/// Lowercased, deduplicated words of a topic or task, stopwords left out: what recall
+/// searches for and what `why` reports as matched.
 pub fn query_words(query: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for word in query.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 2) {
         let word = word.to_lowercase();
-        if !words.contains(&word) {
+        if !STOPWORDS.contains(&word.as_str()) && !words.contains(&word) {
             words.push(word);
         }
     }

@@ -47,7 +47,24 @@ pub fn run(context: &Context, args: Args, _json: bool) -> BrainResult<()> {
     let mut out = Out::new();
     match args.format {
         Format::Json => out.json(&payload),
-        Format::Text => out.text(&payload.text),
+        Format::Text => {
+            out.text(&payload.text);
+            if !payload.text.is_empty() && !payload.text.ends_with('\n') {
+                out.text("\n");
+            }
+            out.flush();
+            let sections: Vec<String> =
+                payload.budget.sections.iter().map(|s| format!("{} {}/{}", s.name, s.used, s.cap)).collect();
+            eprintln!(
+                "session-start: {} of {} tokens ({}), {} characters, {} left out, hash {}",
+                payload.budget.used,
+                payload.budget.cap,
+                sections.join(", "),
+                payload.text.chars().count(),
+                payload.overflow.len(),
+                payload.brain_hash
+            );
+        }
     }
     Ok(())
 }
