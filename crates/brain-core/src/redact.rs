@@ -176,6 +176,8 @@ pub fn redact_str(text: &str) -> Cow<'_, str> {
 // ---------------------------------------------------------------------------------------
 // Patterns
 //
+// Prefixed tokens also match right after `_` (`mcp__tool__sk-proj-…`, `KEY_ghp_…`): the
+// underscore is then redacted with the token, which loses nothing a reader needs.
 // `(?-u:\b)` is an ASCII word boundary: it keeps the fast DFA engines usable on non-ASCII
 // text, and it treats any non-ASCII character as a separator, so `密钥AKIA…` is still found.
 
@@ -184,17 +186,17 @@ const PRIVATE_OPEN_TAG: &str = r"(?i-u:<private\s*>)";
 /// follow it (a key pasted in part). A header alone is a mention, not a key.
 const PRIVATE_KEY: &str = r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t]|\r?\n|\\r?\\n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)";
 const JWT: &str = r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}";
-const ANTHROPIC_KEY: &str = r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,}";
-const OPENAI_KEY: &str = r"(?-u:\b)sk-[A-Za-z0-9_-]{20,}";
-const GITHUB_TOKEN: &str = r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})";
-const GITLAB_TOKEN: &str = r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}";
-const NPM_TOKEN: &str = r"(?-u:\b)npm_[A-Za-z0-9]{36,}";
-const HUGGINGFACE_TOKEN: &str = r"(?-u:\b)hf_[A-Za-z0-9]{30,}";
+const ANTHROPIC_KEY: &str = r"(?:(?-u:\b)|_)sk-ant-[A-Za-z0-9_-]{20,}";
+const OPENAI_KEY: &str = r"(?:(?-u:\b)|_)sk-[A-Za-z0-9_-]{20,}";
+const GITHUB_TOKEN: &str = r"(?:(?-u:\b)|_)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})";
+const GITLAB_TOKEN: &str = r"(?:(?-u:\b)|_)glpat-[A-Za-z0-9_-]{20,}";
+const NPM_TOKEN: &str = r"(?:(?-u:\b)|_)npm_[A-Za-z0-9]{36,}";
+const HUGGINGFACE_TOKEN: &str = r"(?:(?-u:\b)|_)hf_[A-Za-z0-9]{30,}";
 const AWS_ACCESS_KEY: &str = r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)";
 const SLACK_WEBHOOK: &str = r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+";
-const SLACK_TOKEN: &str = r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}";
-const STRIPE_KEY: &str = r"(?-u:\b)[sr]k_(?:live|test)_[A-Za-z0-9]{16,}";
-const GOOGLE_API_KEY: &str = r"(?-u:\b)AIza[A-Za-z0-9_-]{35,}";
+const SLACK_TOKEN: &str = r"(?:(?-u:\b)|_)xox[abposr]-[A-Za-z0-9-]{10,}";
+const STRIPE_KEY: &str = r"(?:(?-u:\b)|_)[sr]k_(?:live|test)_[A-Za-z0-9]{16,}";
+const GOOGLE_API_KEY: &str = r"(?:(?-u:\b)|_)AIza[A-Za-z0-9_-]{35,}";
 const AUTHORIZATION_HEADER: &str = r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/-]+=*)"#;
 const BEARER_WORD: &str = r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)";
 const URL_PASSWORD: &str = r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#;
@@ -501,7 +503,8 @@ fn token_with_prefix(caps: &Captures<'_>, kind: &'static str) -> Option<Finding>
         "sk_live_", "rk_live_", "sk_test_", "rk_test_", "AIza",
     ];
     let token = caps.get(0)?;
-    let body = PREFIXES.iter().find_map(|prefix| token.as_str().strip_prefix(prefix)).unwrap_or(token.as_str());
+    let text = token.as_str().strip_prefix('_').unwrap_or(token.as_str());
+    let body = PREFIXES.iter().find_map(|prefix| text.strip_prefix(prefix)).unwrap_or(text);
     if is_one_repeated_char(body) {
         return None;
     }
@@ -510,7 +513,7 @@ fn token_with_prefix(caps: &Captures<'_>, kind: &'static str) -> Option<Finding>
 
 fn check_anthropic_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.get(0)?;
-    let body = &key.as_str()["sk-ant-".len()..];
+    let body = &key.as_str().trim_start_matches('_')["sk-ant-".len()..];
     if !(body.bytes().any(|b| b.is_ascii_alphabetic()) && body.bytes().any(|b| b.is_ascii_digit())) {
         return None;
     }
@@ -521,7 +524,7 @@ fn check_anthropic_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
 /// case and digits.
 fn check_openai_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.get(0)?;
-    if !has_upper_lower_digit(&key.as_str()["sk-".len()..]) {
+    if !has_upper_lower_digit(&key.as_str().trim_start_matches('_')["sk-".len()..]) {
         return None;
     }
     Some(Finding { range: key.range(), kind: "openai-key" })
@@ -529,7 +532,7 @@ fn check_openai_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
 
 fn check_slack_token(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     let token = caps.get(0)?;
-    if !token.as_str()["xoxb-".len()..].bytes().any(|b| b.is_ascii_digit()) {
+    if !token.as_str().trim_start_matches('_')["xoxb-".len()..].bytes().any(|b| b.is_ascii_digit()) {
         return None;
     }
     Some(Finding { range: token.range(), kind: "slack-token" })
@@ -1355,5 +1358,20 @@ mod tests {
             let once = redact(&format!("{prefix} {case} {suffix}")).text;
             prop_assert_eq!(redact(&once).text, once);
         }
+    }
+}
+
+#[cfg(test)]
+mod glued_tokens {
+    use super::redact_str;
+
+    #[test]
+    fn tokens_glued_after_an_underscore_are_redacted() {
+        let secret = "sk-proj-AbCdEf0123456789GhIjKlMn";
+        let text = format!("called mcp__vault__{secret} then GITHUB_ghp_EXAMPLEexampleEXAMPLEexample0123");
+        let clean = redact_str(&text);
+        assert!(!clean.contains(secret), "{clean}");
+        assert!(!clean.contains("ghp_EXAMPLE"), "{clean}");
+        assert!(clean.starts_with("called mcp__vault_"));
     }
 }
