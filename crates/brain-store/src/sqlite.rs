@@ -163,11 +163,15 @@ impl SqliteStore {
 
     pub fn insert_all(&self, items: &[Item], progress: &mut dyn FnMut(usize)) -> StoreResult<()> {
         self.write(|tx| {
-            for (index, item) in items.iter().enumerate() {
-                tx.insert(item)?;
-                if (index + 1).is_multiple_of(1000) {
-                    progress(index + 1);
+            let rows: Vec<&Item> = items.iter().collect();
+            let mut done = 0;
+            // Multi-row statements (see `WriteTx::insert_many`); chunks only pace the progress.
+            for chunk in rows.chunks(9000) {
+                if let Some(id) = tx.insert_many(chunk)?.into_iter().next() {
+                    return Err(StoreError::AlreadyExists { id });
                 }
+                done += chunk.len();
+                progress(done);
             }
             progress(items.len());
             Ok(())

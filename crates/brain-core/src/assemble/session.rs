@@ -346,7 +346,10 @@ fn recall_keys(input: &SessionInput<'_>, shown: Option<&[usize]>) -> Vec<usize> 
 }
 
 fn key_entry(feed_order: &[RecallEntry], key: usize) -> RecallEntry {
-    feed_order.get(key).copied().unwrap_or(RecallEntry::Item(key - feed_order.len()))
+    match feed_order.get(key) {
+        Some(entry) => *entry,
+        None => RecallEntry::Item(key - feed_order.len()),
+    }
 }
 
 fn plan<'a>(

@@ -68,12 +68,13 @@ impl SqliteStore {
 
 impl WriteTx<'_> {
     /// Inserts many items with one multi-row statement per [`BATCH_ROWS`] items, skipping
-    /// ids that already exist. Returns the skipped ids.
+    /// ids that already exist (and later rows repeating an id of the batch). Returns the ids
+    /// of the skipped rows, one per row, in row order.
     ///
     /// Why a batch: each statement that writes the full-text index opens a statement
     /// savepoint, and FTS5 flushes its pending terms to disk at every savepoint; one row per
     /// statement makes a bulk insert several times slower than one statement per batch.
-    pub fn insert_many(&mut self, items: &[Item]) -> StoreResult<Vec<String>> {
+    pub fn insert_many(&mut self, items: &[&Item]) -> StoreResult<Vec<String>> {
         let column_count = COLUMNS.split(", ").count();
         if items.len() > BATCH_ROWS {
             // A bulk load: statement journals in memory, and a page cache large enough that
@@ -90,7 +91,7 @@ impl WriteTx<'_> {
                 "INSERT INTO items ({COLUMNS}) VALUES {} ON CONFLICT (id) DO NOTHING RETURNING id",
                 vec![row; chunk.len()].join(", ")
             );
-            let values: Vec<Value> = chunk.iter().flat_map(item_values).collect();
+            let values: Vec<Value> = chunk.iter().flat_map(|item| item_values(item)).collect();
             let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.error(e))?;
             let inserted: std::collections::HashSet<String> = statement
                 .query_map(params_from_iter(values), |row| row.get(0))
@@ -99,7 +100,15 @@ impl WriteTx<'_> {
                 .map_err(|e| self.error(e))?;
             drop(statement);
             self.changed |= !inserted.is_empty();
-            skipped.extend(chunk.iter().filter(|item| !inserted.contains(&item.id)).map(|item| item.id.clone()));
+            // An id given twice is inserted once, from its first row; the later rows are
+            // skipped like ids the store already held.
+            let mut first: std::collections::HashSet<&str> = std::collections::HashSet::new();
+            skipped.extend(
+                chunk
+                    .iter()
+                    .filter(|item| !(inserted.contains(&item.id) && first.insert(item.id.as_str())))
+                    .map(|item| item.id.clone()),
+            );
         }
         Ok(skipped)
     }

@@ -64,8 +64,10 @@ fn batches_insert_new_items_skip_taken_ids_and_stay_searchable() {
         item.source = format!("vault:notes/{}.md", item.id);
     }
     f.store.insert(&items[5]).unwrap();
-    let skipped = f.store.write(|tx| tx.insert_many(&items)).unwrap();
-    assert_eq!(skipped, [items[5].id.clone()]);
+    let mut refs: Vec<&brain_core::Item> = items.iter().collect();
+    refs.push(&items[650]); // the same id twice in one batch: the second row is skipped
+    let skipped = f.store.write(|tx| tx.insert_many(&refs)).unwrap();
+    assert_eq!(skipped, [items[5].id.clone(), items[650].id.clone()]);
     assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 700);
     assert_eq!(f.store.get(&items[650].id).unwrap().as_ref(), Some(&items[650]));
     let hits = f.store.search("lesson 650", &ItemFilter { limit: Some(1), ..ItemFilter::default() }).unwrap();

@@ -33,9 +33,9 @@ use crate::app::Brain;
 use crate::error::{BrainError, BrainResult};
 use store::CaptureLock;
 
-/// The vault capture writes into: `<home>/vault` (a `vault_path` setting would be read here).
+/// The vault capture writes into: `--vault`-less `vault_path` (config `[vault] path`, else `<home>/vault`).
 pub fn vault_dir(brain: &Brain) -> PathBuf {
-    brain.home.join("vault")
+    crate::vault::vault_path(brain, None)
 }
 
 /// Where arcs live by default: `<vault>/clusters`.

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use super::config::VaultConfig;
 use super::heat::{HeatInputs, heat};
-use super::scan::Snapshot;
-use super::state::{ArcState, SignalState, timestamp};
+use super::scan::{IndexedFile, Snapshot};
+use super::state::{ArcState, InjectState, SignalState, timestamp};
 use super::text::{clip, one_line, redacted, table_cell};
 
 /// At most this many signals are kept in the feed state (most urgent first); the session
@@ -35,10 +35,13 @@ const REPLAY_DAYS: f64 = 14.0;
 #[derive(Clone, Debug)]
 pub(crate) struct ArcView<'a> {
     pub relpath: &'a str,
+    pub file: &'a IndexedFile,
     pub arc: &'a ArcState,
     pub heat: u8,
     /// `status: graduated`, or graduating in this tick.
     pub graduated: bool,
+    /// Recent arcs naming this one in `replayed_from`.
+    pub replays: u32,
 }
 
 impl ArcView<'_> {
@@ -53,13 +56,13 @@ impl ArcView<'_> {
 
 /// Every arc (one per `cluster_id`) with its heat at `now`, in relpath order.
 pub(crate) fn arc_views(snapshot: &Snapshot, now: Timestamp) -> Vec<ArcView<'_>> {
-    let owned: Vec<(&str, &ArcState)> = snapshot
+    let owned: Vec<(&str, &IndexedFile, &ArcState)> = snapshot
         .iter()
         .filter(|(_, file)| file.state.arc_owner)
-        .filter_map(|(relpath, file)| Some((relpath.as_str(), file.state.arc.as_ref()?)))
+        .filter_map(|(relpath, file)| Some((relpath.as_str(), file, file.state.arc.as_ref()?)))
         .collect();
     let mut replays: HashMap<&str, u32> = HashMap::new();
-    for (_, arc) in &owned {
+    for (_, _, arc) in &owned {
         let created = timestamp(arc.created);
         if arc.replayed_from.is_empty() || created > now || age_days(created, now) > REPLAY_DAYS {
             continue;
@@ -70,27 +73,40 @@ pub(crate) fn arc_views(snapshot: &Snapshot, now: Timestamp) -> Vec<ArcView<'_>>
     }
     owned
         .into_iter()
-        .map(|(relpath, arc)| {
-            let inputs = HeatInputs {
-                created: timestamp(arc.created),
-                tools: arc.tools,
-                sessions: arc.sessions,
-                joy: arc.joy,
-                active: arc.status.as_deref() == Some("active"),
-                replays: replays.get(arc.cluster_id.as_str()).copied().unwrap_or(0),
-            };
-            ArcView { relpath, arc, heat: heat(&inputs, now), graduated: arc.is_graduated() }
+        .map(|(relpath, file, arc)| {
+            let replays = replays.get(arc.cluster_id.as_str()).copied().unwrap_or(0);
+            let active = arc.status.as_deref() == Some("active");
+            let heat = arc_heat(arc, replays, active, now);
+            ArcView { relpath, file, arc, heat, graduated: arc.is_graduated(), replays }
         })
         .collect()
 }
 
+/// The heat of `arc` at `now` (`active`: whether its status is `active`).
+pub(crate) fn arc_heat(arc: &ArcState, replays: u32, active: bool, now: Timestamp) -> u8 {
+    let inputs = HeatInputs {
+        created: timestamp(arc.created),
+        tools: arc.tools,
+        sessions: arc.sessions,
+        joy: arc.joy,
+        active,
+        replays,
+    };
+    heat(&inputs, now)
+}
+
 /// The hottest `limit` arcs that have not graduated: heat, then newest, then cluster id.
 pub(crate) fn hot_views<'v, 'a>(views: &'v [ArcView<'a>], limit: usize) -> Vec<&'v ArcView<'a>> {
-    let mut hot: Vec<&ArcView<'a>> = views.iter().filter(|view| !view.graduated).collect();
-    hot.sort_by(|a, b| {
+    let order = |a: &&ArcView<'a>, b: &&ArcView<'a>| {
         b.heat.cmp(&a.heat).then(b.arc.created.cmp(&a.arc.created)).then(a.arc.cluster_id.cmp(&b.arc.cluster_id))
-    });
+    };
+    let mut hot: Vec<&ArcView<'a>> = views.iter().filter(|view| !view.graduated).collect();
+    // The top `limit` first (linear), then only those sorted.
+    if limit > 0 && hot.len() > limit {
+        hot.select_nth_unstable_by(limit - 1, order);
+    }
     hot.truncate(limit);
+    hot.sort_by(order);
     hot
 }
 
@@ -125,8 +141,8 @@ fn stale_at(severity: Severity, since: i64, config: &VaultConfig) -> Option<i64>
     Some(since.saturating_add((config.signal_stale_days * 86_400.0) as i64))
 }
 
-/// Signals shown in the feed: not resolved (so no tombstone), not stale; nuclear, critical,
-/// warning, info; newest first within a severity; then by id.
+/// Signals shown in the feed: not resolved (so no tombstone), not stale, each source and text
+/// once; nuclear, critical, warning, info; newest first within a severity; then by id.
 pub(crate) fn active_signals<'a>(
     snapshot: &'a Snapshot,
     now: Timestamp,
@@ -155,12 +171,18 @@ pub(crate) fn active_signals<'a>(
             .then(b.signal.since.cmp(&a.signal.since))
             .then(a.signal.id.cmp(&b.signal.id))
     });
+    // The same signal written in two files (a copy of an arc) shows once, at its most urgent.
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    active.retain(|signal| {
+        let source = signal.signal.source.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+        seen.insert((source, normalize_content(&signal.signal.text)))
+    });
     active
 }
 
 /// Inject blocks that have not expired, deduplicated by target and normalized content, in
-/// vault order.
-pub(crate) fn active_injects(snapshot: &Snapshot, now: Timestamp) -> Vec<StoredInject> {
+/// vault order, with their expiry (seconds), as indexed (not yet redacted).
+pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(&InjectState, Option<i64>)> {
     let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut injects = Vec::new();
     for file in snapshot.values() {
@@ -174,20 +196,91 @@ pub(crate) fn active_injects(snapshot: &Snapshot, now: Timestamp) -> Vec<StoredI
                 continue;
             }
             let key = (inject.target.trim().to_ascii_lowercase(), normalize_content(&inject.content));
-            if !seen.insert(key) {
-                continue;
+            if seen.insert(key) {
+                injects.push((inject, expires_at));
             }
-            injects.push(StoredInject {
-                block: InjectBlock {
-                    id: inject.id.clone(),
-                    target: inject.target.clone(),
-                    content: redacted(&inject.content).into_owned(),
-                },
-                expires_at,
-            });
         }
     }
     injects
+}
+
+/// The blocks of [`active_inject_states`], redacted, as stored and shown.
+pub(crate) fn active_injects(states: &[(&InjectState, Option<i64>)]) -> Vec<StoredInject> {
+    states
+        .iter()
+        .map(|(inject, expires_at)| StoredInject {
+            block: InjectBlock {
+                id: inject.id.clone(),
+                target: inject.target.clone(),
+                content: redacted(&inject.content).into_owned(),
+            },
+            expires_at: *expires_at,
+        })
+        .collect()
+}
+
+/// The digest of everything the feed files and the session feed are made of (the day,
+/// the hot arcs, the active signals, the inject blocks): equal digests, equal feed.
+pub(crate) fn feed_digest(
+    now: Timestamp,
+    hot: &[&ArcView<'_>],
+    active: &[ActiveSignal<'_>],
+    injects: &[(&InjectState, Option<i64>)],
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    let mut field = |text: &str| {
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    };
+    field("feed v1");
+    field(&date(now));
+    for view in hot {
+        field(&view.arc.cluster_id);
+        field(&view.arc.title);
+        field(&view.heat.to_string());
+        field(view.region());
+        field(view.status());
+        field(view.arc.summary.as_deref().unwrap_or(""));
+    }
+    field("signals");
+    for signal in active {
+        field(&signal.signal.id);
+        field(signal.severity.as_str());
+        field(signal.signal.source.as_deref().unwrap_or(""));
+        field(&signal.signal.text);
+        field(&signal.signal.since.to_string());
+    }
+    field("injects");
+    for (inject, expires_at) in injects {
+        field(&inject.id);
+        field(&inject.target);
+        field(&inject.content);
+        field(&expires_at.map_or(String::new(), |expiry| expiry.to_string()));
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// What the last tick wrote to the feed: the digest of its inputs and the SHA-256 of each
+/// feed file it derived from them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FeedCache {
+    pub digest: String,
+    pub files: Vec<(String, String)>,
+}
+
+impl FeedCache {
+    /// The files that depend on the digest's inputs only.
+    pub const FILES: [&'static str; 3] = ["hot-arcs.md", "inject.md", "signals.md"];
+
+    /// True when every file is on disk with the content the last tick wrote (a file someone
+    /// edited or deleted is written again).
+    pub fn files_intact(&self, feed_dir: &std::path::Path) -> bool {
+        self.files.len() == Self::FILES.len()
+            && self.files.iter().all(|(name, sha)| {
+                std::fs::read(feed_dir.join(name)).is_ok_and(|bytes| super::fsio::sha256_hex(&bytes) == *sha)
+            })
+    }
 }
 
 /// The feed as stored for the session-start path.
@@ -248,7 +341,7 @@ impl FeedState {
                 stale_at: stale_at(active.severity, active.signal.since, config),
             })
             .collect();
-        FeedState { hot_arcs, signals, injects: active_injects(snapshot, now) }
+        FeedState { hot_arcs, signals, injects: active_injects(&active_inject_states(snapshot, now)) }
     }
 
     /// What an agent gets at `now`: stale signals and expired blocks dropped.
@@ -364,7 +457,8 @@ pub(crate) fn render_intent_placeholder() -> String {
     out
 }
 
-/// `last-tick-diff.md`: what the tick changed.
+/// `last-tick-diff.md`: what the tick changed. The caller redacts the user's text in the
+/// lines (titles, signal texts); counts and paths need none.
 pub(crate) fn render_diff(now: Timestamp, sections: &[(String, Vec<String>)]) -> String {
     let stamp = brain_core::time::format_timestamp(now);
     let mut out = frontmatter(&format!("last-tick-diff-{}", date(now)), "Last Tick Diff", 5, 7200, "info");
@@ -375,7 +469,7 @@ pub(crate) fn render_diff(now: Timestamp, sections: &[(String, Vec<String>)]) ->
             out.push_str("- none\n");
         }
         for line in lines {
-            out.push_str(&format!("- {}\n", one_line(&redacted(line))));
+            out.push_str(&format!("- {}\n", one_line(line)));
         }
     }
     out

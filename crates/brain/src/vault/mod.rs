@@ -14,6 +14,14 @@
 //! - [`indexed_feed`] is what session start and the brain document read: the feed state the
 //!   scan and the tick leave in the store (one row), never a walk of the vault.
 //!
+//! What the index holds: the user's text as written (no secret redaction: the vault is the
+//! user's own file), except `<private>…</private>` blocks, which are dropped before indexing
+//! so they never reach an agent. Items of an arc with `project: NAME` are scoped
+//! `project/NAME`, all others `global`; the feed (hot arcs, signals, inject blocks) is the
+//! vault's as a whole and goes to every session. Generated notes (`generated_by:
+//! brain-tick`), `*.merged.md` tombstones and the feed folder are not indexed; a second file
+//! with an arc's `cluster_id` is reported, and the first by path owns the arc.
+//!
 //! Invariants: a symlink is never followed (nothing outside the vault is read); a user's file
 //! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block,
 //! atomically, and never when it changed since it was read; `--dry-run` writes nothing at

@@ -1,5 +1,5 @@
 //! The incremental scan: walk the vault, compare each file with the index, read and parse
-//! only what changed, and write every change in one store transaction.
+//! only what changed, and write the changes in one store transaction.
 //!
 //! The "unchanged" key is `(size, mtime_ns)` as recorded by the last scan: a file whose stat
 //! matches is neither read nor parsed. When the stat differs the file is read and hashed;
@@ -9,6 +9,13 @@
 //! [`RACY_WINDOW_NS`] of the scan is recorded with `mtime_ns = 0`, so the next scan hashes it
 //! again: an edit landing in the same timestamp tick as the read cannot hide (git's "racy
 //! clean" problem).
+//!
+//! Cost: the walk (a `statx` per file) runs beside the read of the index. On a first scan
+//! the items of new files are inserted while the rest is still being parsed, in a
+//! transaction of their own that spans the parse (batches of 900 rows: one row per
+//! statement makes FTS5 flush at every statement savepoint); the rest follows in the main
+//! transaction. Should the process die between the two, the next scan finds those files
+//! new again and their ids taken: it compares and keeps the items (tested).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -92,7 +99,12 @@ pub struct DiagnosticOut {
 
 impl From<&Diagnostic> for DiagnosticOut {
     fn from(d: &Diagnostic) -> Self {
-        DiagnosticOut { file: d.file.clone(), line: d.line, severity: d.severity.as_str().into(), message: d.message.clone() }
+        DiagnosticOut {
+            file: d.file.clone(),
+            line: d.line,
+            severity: d.severity.as_str().into(),
+            message: d.message.clone(),
+        }
     }
 }
 
@@ -104,6 +116,17 @@ pub(crate) struct ChangedFile {
     pub mtime_ns: i64,
     pub sha256: String,
     pub analyzed: Analyzed,
+    /// `analyzed.state` as stored, made where the file was parsed (off the writing thread)
+    /// assuming the file owns its arc; redone when ownership settles otherwise.
+    pub state_json: String,
+}
+
+impl ChangedFile {
+    pub fn new(relpath: String, size: u64, mtime_ns: i64, sha256: String, mut analyzed: Analyzed) -> ChangedFile {
+        analyzed.state.arc_owner = analyzed.state.arc.is_some();
+        let state_json = state_json(&analyzed.state);
+        ChangedFile { relpath, size, mtime_ns, sha256, analyzed, state_json }
+    }
 }
 
 /// Everything one transaction writes to the index.
@@ -129,6 +152,13 @@ pub(crate) struct IndexChanges {
     /// `{"items": n, "arcs": m}` of the index after the change (what `vault scan` reports
     /// without counting rows).
     pub counts: Option<String>,
+    /// The digest of the feed's inputs and the hashes of the files it made (feed hashing).
+    pub feed_cache: Option<String>,
+    /// Items of new files whose id the store already held when they were streamed in: they
+    /// are compared and updated like known items.
+    pub taken: Vec<Item>,
+    /// Arc items streamed in during the parse: arc id → the file they were made from.
+    pub streamed_arcs: HashMap<String, String>,
 }
 
 impl IndexChanges {
@@ -171,8 +201,90 @@ pub(crate) struct ScanMode<'a> {
 
 enum Read {
     Touched,
-    Changed { sha256: String, analyzed: Analyzed },
+    Changed(Box<ChangedFile>),
     Failed(Diagnostic),
+}
+
+/// The index as the last scan left it: the stored root, whether this scan indexes another
+/// vault (`reset`), the records sorted by relpath and, with `with_states`, their states
+/// (`None` where a state does not read back).
+type StoredIndex = (Option<String>, bool, Vec<VaultFileRecord>, Vec<Option<FileState>>);
+
+fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<StoredIndex> {
+    let store = brain.store();
+    let stored_root = store.vault_value("root")?;
+    let reset = stored_root.as_deref().is_some_and(|stored| stored != root_text);
+    let mut records: Vec<VaultFileRecord> = if reset { Vec::new() } else { store.vault_files(with_states)? };
+    records.sort_unstable_by(|a, b| a.relpath.cmp(&b.relpath));
+    let states = records
+        .iter()
+        .map(|record| if with_states { serde_json::from_str(&record.state).ok() } else { Some(FileState::default()) })
+        .collect();
+    Ok((stored_root, reset, records, states))
+}
+
+/// Streaming starts at this many new files (below it, one transaction does it all).
+const STREAM_MIN_FILES: usize = 64;
+
+/// Items streamed per `insert_many` call.
+const STREAM_BATCH: usize = 900;
+
+/// Items inserted while files were being parsed.
+#[derive(Debug, Default)]
+struct Streamed {
+    inserted: usize,
+    /// Marker items whose id was taken (compared and updated later, with the other changes).
+    taken: Vec<Item>,
+    /// Arc items stored: arc id → the file they were made from. Which file owns an arc is
+    /// settled after the parse; the owner's item is rewritten then if it came from another
+    /// file (a copy with the same `cluster_id`) or was already in the store.
+    arcs: HashMap<String, String>,
+}
+
+impl Streamed {
+    fn flush(&mut self, tx: &mut WriteTx<'_>, batch: &mut Vec<Item>) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let refs: Vec<&Item> = batch.iter().collect();
+        let skipped = tx.insert_many(&refs)?;
+        self.inserted += batch.len() - skipped.len();
+        // Skipped rows are the later ones of a repeated id: mark them from the end.
+        let mut skipped_rows: HashMap<String, usize> = HashMap::new();
+        for id in skipped {
+            *skipped_rows.entry(id).or_default() += 1;
+        }
+        let mut rows: Vec<(Item, bool)> = Vec::with_capacity(batch.len());
+        for item in batch.drain(..).rev() {
+            let taken = match skipped_rows.get_mut(&item.id) {
+                Some(left) if *left > 0 => {
+                    *left -= 1;
+                    true
+                }
+                _ => false,
+            };
+            rows.push((item, taken));
+        }
+        for (item, taken) in rows.into_iter().rev() {
+            match (item.kind == Kind::Arc, taken) {
+                (true, false) => {
+                    let relpath = item.source.strip_prefix(SOURCE_PREFIX).unwrap_or(&item.source).to_string();
+                    self.arcs.insert(item.id, relpath);
+                }
+                // The owner's arc item is settled with the other changes.
+                (true, true) => {}
+                (false, true) => self.taken.push(item),
+                (false, false) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the index knew of a file that is read again.
+struct Known {
+    sha256: String,
+    diagnostics: String,
 }
 
 /// Scans the vault at `root` (canonical) into the index of `brain`. `skip` are vault-relative
@@ -182,63 +294,139 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     let racy_cutoff = wall_clock_ns() - RACY_WINDOW_NS;
     let config = &brain.config.vault;
     let store = brain.store();
-    let walked = walk(root, skip);
     let root_text = root.display().to_string();
-    let stored_root = store.vault_value("root")?;
-    let reset = stored_root.as_deref().is_some_and(|stored| stored != root_text);
-    let records: Vec<VaultFileRecord> = if reset { Vec::new() } else { store.vault_files(false)? };
-    let by_relpath: HashMap<&str, &VaultFileRecord> = records.iter().map(|r| (r.relpath.as_str(), r)).collect();
+    // The walk (stat calls) runs beside the read of the index (SQLite and JSON): they are
+    // independent, and together they are most of a scan that finds nothing new.
+    let (walked, index) = std::thread::scope(|scope| {
+        let walker = scope.spawn(|| walk(root, skip));
+        let index = read_index(brain, &root_text, mode.want_snapshot);
+        (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), index)
+    });
+    let (stored_root, reset, records, states) = index?;
 
-    let mut report = ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
+    let mut report =
+        ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
     let mut diagnostics: Vec<Diagnostic> = walked.diagnostics;
-    let mut to_read: Vec<&WalkedFile> = Vec::new();
-    for file in &walked.files {
-        match by_relpath.get(file.relpath.as_str()) {
-            Some(record) if record.mtime_ns != 0 && record.mtime_ns == file.mtime_ns && record.size == file.size => {
-                report.unchanged += 1;
-                diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
+    let mut to_read: Vec<(&WalkedFile, Option<Known>)> = Vec::new();
+    let mut removed_paths: Vec<&str> = Vec::new();
+    // Walk and index are both sorted by relpath: one merge pass pairs them.
+    let (mut i, mut j) = (0, 0);
+    while i < walked.files.len() || j < records.len() {
+        let order = match (walked.files.get(i), records.get(j)) {
+            (Some(file), Some(record)) => file.relpath.cmp(&record.relpath),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                to_read.push((&walked.files[i], None));
+                i += 1;
             }
-            _ => to_read.push(file),
+            std::cmp::Ordering::Greater => {
+                removed_paths.push(records[j].relpath.as_str());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let (file, record) = (&walked.files[i], &records[j]);
+                // A state that no longer reads back (a format change, damage) forces a re-parse.
+                let trusted = record.mtime_ns != 0
+                    && record.mtime_ns == file.mtime_ns
+                    && record.size == file.size
+                    && states[j].is_some();
+                if trusted {
+                    report.unchanged += 1;
+                    diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
+                } else {
+                    let sha256 = if states[j].is_some() { record.sha256.clone() } else { String::new() };
+                    to_read.push((file, Some(Known { sha256, diagnostics: record.diagnostics.clone() })));
+                }
+                i += 1;
+                j += 1;
+            }
         }
     }
-    let on_disk: HashSet<&str> = walked.files.iter().map(|f| f.relpath.as_str()).collect();
-    let removed_paths: Vec<&str> =
-        records.iter().map(|r| r.relpath.as_str()).filter(|relpath| !on_disk.contains(relpath)).collect();
 
-    let reads = read_files(&to_read, &by_relpath, config.max_file_bytes, *brain.counter(), mode.progress);
+    // Many new files (a first scan): their items go into the store while the rest are still
+    // being parsed, in a transaction of their own that spans the parse (the store is written
+    // on this thread while the other cores parse). Ids already taken are settled with the
+    // other changes below. Not on a dry run, nor when the index is rebuilt for another vault.
+    let new_files = to_read.iter().filter(|(_, known)| known.is_none()).count();
+    let mut streamed = Streamed::default();
+    let reads = if !mode.dry_run && !reset && new_files >= STREAM_MIN_FILES {
+        let mut reads = Vec::new();
+        let counter = *brain.counter();
+        brain.store().write(|tx| {
+            let mut batch: Vec<Item> = Vec::new();
+            let mut failure = None;
+            reads = read_files(
+                root,
+                &to_read,
+                config.max_file_bytes,
+                *brain.counter(),
+                mode.progress,
+                &mut |index, read| {
+                    if failure.is_some() || to_read[index].1.is_some() {
+                        return;
+                    }
+                    if let Read::Changed(changed) = read {
+                        batch.append(&mut changed.analyzed.items);
+                        if let Some(Ok(arc)) = arc_item(&changed.relpath, &changed.analyzed.state, counter) {
+                            batch.push(arc);
+                        }
+                        if batch.len() >= STREAM_BATCH
+                            && let Err(err) = streamed.flush(tx, &mut batch)
+                        {
+                            failure = Some(err);
+                        }
+                    }
+                },
+            );
+            if let Some(err) = failure {
+                return Err(err);
+            }
+            streamed.flush(tx, &mut batch)
+        })?;
+        reads
+    } else {
+        read_files(root, &to_read, config.max_file_bytes, *brain.counter(), mode.progress, &mut |_, _| {})
+    };
     let mut changes = IndexChanges { reset, ..IndexChanges::default() };
-    for (file, read) in to_read.iter().zip(reads) {
+    for ((file, known), read) in to_read.iter().zip(reads) {
         let recorded_mtime = if file.mtime_ns >= racy_cutoff { 0 } else { file.mtime_ns };
         match read {
             Read::Touched => {
                 report.touched += 1;
-                if let Some(record) = by_relpath.get(file.relpath.as_str()) {
-                    diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
+                if let Some(known) = known {
+                    diagnostics.extend(diagnostics_from_json(&file.relpath, &known.diagnostics));
                 }
                 changes.touched.push((file.relpath.clone(), file.size, recorded_mtime));
             }
-            Read::Changed { sha256, analyzed } => {
+            Read::Changed(mut changed) => {
                 report.parsed += 1;
-                if by_relpath.contains_key(file.relpath.as_str()) {
+                if known.is_some() {
                     report.modified += 1;
                 } else {
                     report.added += 1;
                 }
-                changes.changed.push(ChangedFile {
-                    relpath: file.relpath.clone(),
-                    size: file.size,
-                    mtime_ns: recorded_mtime,
-                    sha256,
-                    analyzed,
-                });
+                changed.mtime_ns = recorded_mtime;
+                changes.changed.push(*changed);
             }
             Read::Failed(diagnostic) => diagnostics.push(diagnostic),
         }
     }
     report.removed = removed_paths.len();
+    if stored_root.as_deref() != Some(root_text.as_str()) {
+        changes.root = Some(root_text);
+    }
 
-    let nothing_changed = !reset && changes.changed.is_empty() && changes.touched.is_empty() && removed_paths.is_empty();
-    if nothing_changed && !mode.want_snapshot {
+    // Content changed: the changes are laid over the stored states and arc ownership is
+    // settled again. Only stats changed (or nothing): no re-settling.
+    let content_changed = reset || !changes.changed.is_empty() || !removed_paths.is_empty();
+    if !content_changed && !mode.want_snapshot {
+        let nothing_to_write = changes.touched.is_empty() && changes.root.is_none();
+        if !mode.dry_run && !nothing_to_write {
+            apply(brain, &changes, &mut diagnostics)?;
+        }
         let stored: Option<serde_json::Value> =
             store.vault_value("counts")?.and_then(|text| serde_json::from_str(&text).ok());
         let (items, arcs) = match stored {
@@ -250,26 +438,62 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         finish(&mut report, diagnostics, started);
         return Ok(ScanRun { report, snapshot: None });
     }
-
-    // Something changed (or the caller needs the index): load the stored states and lay the
-    // changes over them.
-    let mut snapshot = if reset { Snapshot::new() } else { load_snapshot(brain)? };
-    overlay(&mut snapshot, &mut changes, &removed_paths);
-    for (relpath, file) in &changes.restated {
-        diagnostics.retain(|d| d.file != *relpath);
-        diagnostics.extend(file.diagnostics.iter().cloned());
+    let removed_owned: Vec<String> = removed_paths.iter().map(|relpath| relpath.to_string()).collect();
+    let mut snapshot: Snapshot = if mode.want_snapshot {
+        records
+            .into_iter()
+            .zip(states)
+            .map(|(record, state)| {
+                let diagnostics = diagnostics_from_json(&record.relpath, &record.diagnostics);
+                let file = IndexedFile {
+                    size: record.size,
+                    mtime_ns: record.mtime_ns,
+                    sha256: record.sha256,
+                    state: state.unwrap_or_default(),
+                    diagnostics,
+                };
+                (record.relpath, file)
+            })
+            .collect()
+    } else {
+        load_snapshot(brain)?
+    };
+    if content_changed {
+        let removed_refs: Vec<&str> = removed_owned.iter().map(String::as_str).collect();
+        overlay(&mut snapshot, &mut changes, &removed_refs);
+        for (relpath, file) in &changes.restated {
+            diagnostics.retain(|d| d.file != *relpath);
+            diagnostics.extend(file.diagnostics.iter().cloned());
+        }
+        for changed in &changes.changed {
+            diagnostics.extend(changed.analyzed.diagnostics.iter().cloned());
+        }
+    } else {
+        for (relpath, size, mtime_ns) in &changes.touched {
+            if let Some(file) = snapshot.get_mut(relpath) {
+                file.size = *size;
+                file.mtime_ns = *mtime_ns;
+            }
+        }
     }
-    for changed in &changes.changed {
-        diagnostics.extend(changed.analyzed.diagnostics.iter().cloned());
-    }
-    changes.root = Some(root_text);
-    if mode.write_feed && !changes.is_empty() {
-        let feed = super::feed::FeedState::compute(&snapshot, brain.now, config);
-        changes.feed = Some(serde_json::to_string(&feed).map_err(|err| BrainError::internal(err.to_string()))?);
-    }
-    if !mode.dry_run && !(changes.is_empty() && stored_root.is_some()) {
-        let applied = apply(brain, &changes, &mut diagnostics)?;
-        report.items_inserted = applied.inserted;
+    let nothing_to_write = changes.is_empty() && changes.root.is_none();
+    if !mode.dry_run && !nothing_to_write {
+        changes.taken = std::mem::take(&mut streamed.taken);
+        changes.streamed_arcs = std::mem::take(&mut streamed.arcs);
+        // The session feed is computed on another core while the changes are written; the
+        // transaction stores it last.
+        let with_feed = mode.write_feed && content_changed;
+        let applied = std::thread::scope(|scope| {
+            let feed = with_feed.then(|| {
+                scope.spawn(|| {
+                    let feed = super::feed::FeedState::compute(&snapshot, brain.now, config);
+                    serde_json::to_string(&feed).unwrap_or_default()
+                })
+            });
+            let feed = move || feed.and_then(|job| job.join().ok()).filter(|json| !json.is_empty());
+            apply_with_feed(brain, &changes, &mut diagnostics, feed)
+        })?;
+        report.items_inserted = applied.inserted + streamed.inserted;
         report.items_updated = applied.updated;
         report.items_deleted = applied.deleted;
     }
@@ -297,14 +521,15 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
             file.mtime_ns = *mtime_ns;
         }
     }
-    for changed in &changes.changed {
+    for changed in &mut changes.changed {
+        // The state moves into the index (its JSON is already made).
         let previous = snapshot.insert(
             changed.relpath.clone(),
             IndexedFile {
                 size: changed.size,
                 mtime_ns: changed.mtime_ns,
                 sha256: changed.sha256.clone(),
-                state: changed.analyzed.state.clone(),
+                state: std::mem::take(&mut changed.analyzed.state),
                 diagnostics: changed.analyzed.diagnostics.clone(),
             },
         );
@@ -316,7 +541,9 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
     settle_ownership(snapshot, &old_owners, &changed_paths, changes);
     for changed in &mut changes.changed {
         if let Some(file) = snapshot.get(&changed.relpath) {
-            changed.analyzed.state.arc_owner = file.state.arc_owner;
+            if file.state.arc_owner != file.state.arc.is_some() {
+                changed.state_json = state_json(&file.state);
+            }
             changed.analyzed.diagnostics = file.diagnostics.clone();
         }
     }
@@ -347,13 +574,17 @@ fn wall_clock_ns() -> i64 {
         .unwrap_or(0)
 }
 
-/// Reads, hashes and parses files on all cores, in input order.
+/// Reads, hashes and parses files on all cores; returns the results in input order. Each
+/// file comes with what the index knew of it. `sink` sees every result on the calling
+/// thread as soon as it is ready (in completion order), so the caller can work on results
+/// while the rest are still being parsed.
 fn read_files(
-    files: &[&WalkedFile],
-    records: &HashMap<&str, &VaultFileRecord>,
+    root: &Path,
+    files: &[(&WalkedFile, Option<Known>)],
     max_bytes: usize,
     counter: brain_core::tokens::TokenCounter,
     progress: Progress<'_>,
+    sink: &mut dyn FnMut(usize, &mut Read),
 ) -> Vec<Read> {
     let total = files.len();
     if total == 0 {
@@ -362,45 +593,86 @@ fn read_files(
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(total.div_ceil(16)).max(1);
-    let work = || {
-        let mut out = Vec::new();
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            if index >= total {
-                break;
-            }
-            let file = files[index];
-            let known = records.get(file.relpath.as_str()).map(|r| r.sha256.as_str());
-            out.push((index, read_one(file, known, max_bytes, counter)));
-            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if finished.is_multiple_of(64) || finished == total {
-                progress(finished, total);
-            }
+    let read_next = || -> Option<(usize, Read)> {
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        let (file, known) = files.get(index)?;
+        let known = known.as_ref().map(|k| k.sha256.as_str()).filter(|sha| !sha.is_empty());
+        let read = read_one(root, file, known, max_bytes, counter);
+        let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if finished.is_multiple_of(64) || finished == total {
+            progress(finished, total);
         }
-        out
+        Some((index, read))
     };
-    let mut results: Vec<(usize, Read)> = if threads == 1 {
-        work()
+    let mut results: Vec<Option<Read>> = (0..total).map(|_| None).collect();
+    if threads == 1 {
+        while let Some((index, mut read)) = read_next() {
+            sink(index, &mut read);
+            results[index] = Some(read);
+        }
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-            handles.into_iter().flat_map(|handle| handle.join().unwrap_or_default()).collect()
+            let (sender, receiver) = std::sync::mpsc::channel::<(usize, Read)>();
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let sender = sender.clone();
+                    scope.spawn(move || {
+                        while let Some(result) = read_next() {
+                            if sender.send(result).is_err() {
+                                break;
+                            }
+                        }
+                    })
+                })
+                .collect();
+            drop(sender);
+            for (index, mut read) in receiver {
+                sink(index, &mut read);
+                results[index] = Some(read);
+            }
+            for handle in handles {
+                handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+        });
+    }
+    results
+        .into_iter()
+        .map(|read| {
+            read.unwrap_or_else(|| {
+                Read::Failed(Diagnostic {
+                    file: String::new(),
+                    line: 0,
+                    severity: DiagnosticSeverity::Warning,
+                    message: "file not read".into(),
+                })
+            })
         })
-    };
-    results.sort_unstable_by_key(|(index, _)| *index);
-    results.into_iter().map(|(_, read)| read).collect()
+        .collect()
 }
 
-fn read_one(file: &WalkedFile, known_sha: Option<&str>, max_bytes: usize, counter: brain_core::tokens::TokenCounter) -> Read {
+fn read_one(
+    root: &Path,
+    file: &WalkedFile,
+    known_sha: Option<&str>,
+    max_bytes: usize,
+    counter: brain_core::tokens::TokenCounter,
+) -> Read {
     if file.size > max_bytes as u64 {
         // Not read at all; the stat stands in for the hash.
         let sha256 = format!("oversized:{}", file.size);
         if known_sha == Some(sha256.as_str()) {
             return Read::Touched;
         }
-        return Read::Changed { analyzed: oversized(&file.relpath, file.size, max_bytes, file.mtime_ns), sha256 };
+        let analyzed = oversized(&file.relpath, file.size, max_bytes);
+        return Read::Changed(Box::new(ChangedFile::new(
+            file.relpath.clone(),
+            file.size,
+            file.mtime_ns,
+            sha256,
+            analyzed,
+        )));
     }
-    let bytes = match std::fs::read(&file.path) {
+    let bytes = match std::fs::read(root.join(&file.relpath)) {
         Ok(bytes) => bytes,
         Err(err) => {
             return Read::Failed(Diagnostic {
@@ -415,7 +687,8 @@ fn read_one(file: &WalkedFile, known_sha: Option<&str>, max_bytes: usize, counte
     if known_sha == Some(sha256.as_str()) {
         return Read::Touched;
     }
-    Read::Changed { analyzed: analyze(&file.relpath, &bytes, file.mtime_ns, max_bytes, counter), sha256 }
+    let analyzed = analyze(&file.relpath, &bytes, file.mtime_ns, max_bytes, counter);
+    Read::Changed(Box::new(ChangedFile::new(file.relpath.clone(), file.size, file.mtime_ns, sha256, analyzed)))
 }
 
 /// The whole stored index.
@@ -423,10 +696,8 @@ pub(crate) fn load_snapshot(brain: &Brain) -> BrainResult<Snapshot> {
     let records = brain.store().vault_files(true)?;
     let mut snapshot = Snapshot::new();
     for record in records {
-        let state: FileState = serde_json::from_str(&record.state).unwrap_or_else(|_| FileState {
-            // An unreadable state forces a re-parse: the recorded stat no longer matches.
-            ..FileState::default()
-        });
+        // An unreadable state is replaced by the file's next parse (`scan` re-reads it).
+        let state: FileState = serde_json::from_str(&record.state).unwrap_or_default();
         let diagnostics = diagnostics_from_json(&record.relpath, &record.diagnostics);
         snapshot.insert(
             record.relpath,
@@ -486,7 +757,10 @@ fn settle_ownership(
     let mut upserts: Vec<(String, FileState)> = Vec::new();
     for (cluster_id, relpath) in &owners {
         if old_owners.get(cluster_id) != Some(relpath) || changed.contains(relpath) {
-            upserts.push((relpath.clone(), snapshot[relpath].state.clone()));
+            let state = &snapshot[relpath].state;
+            // Only what the arc item is made of (not the signals, inject blocks, item ids).
+            let arc_part = FileState { arc: state.arc.clone(), project: state.project.clone(), ..FileState::default() };
+            upserts.push((relpath.clone(), arc_part));
         }
     }
     upserts.sort_by(|a, b| a.0.cmp(&b.0));
@@ -502,14 +776,28 @@ fn settle_ownership(
 /// `WriteTx::insert_many`); items the index already knew are compared and updated only when
 /// a field changed.
 pub(crate) fn apply(brain: &Brain, changes: &IndexChanges, diagnostics: &mut Vec<Diagnostic>) -> BrainResult<Applied> {
+    apply_with_feed(brain, changes, diagnostics, || None)
+}
+
+/// [`apply`], storing the feed `feed` yields (asked for at the end of the transaction, so
+/// it can be computed meanwhile) when `changes.feed` holds none.
+fn apply_with_feed(
+    brain: &Brain,
+    changes: &IndexChanges,
+    diagnostics: &mut Vec<Diagnostic>,
+    feed: impl FnOnce() -> Option<String>,
+) -> BrainResult<Applied> {
     let counter = *brain.counter();
     let mut applied = Applied::default();
     let mut arc_items: Vec<(Item, bool)> = Vec::new();
+    let changed_paths: HashSet<&str> = changes.changed.iter().map(|c| c.relpath.as_str()).collect();
     for (relpath, state) in &changes.arc_upserts {
         match arc_item(relpath, state, counter) {
+            // Streamed in during the parse, from this very file: already stored as is.
+            Some(Ok(item)) if changes.streamed_arcs.get(&item.id) == Some(relpath) => {}
             Some(Ok(item)) => {
                 let known = changes.old_states.get(relpath).is_some_and(|old| old.arc_owner)
-                    || !changes.changed.iter().any(|c| c.relpath == *relpath);
+                    || !changed_paths.contains(relpath.as_str());
                 arc_items.push((item, known));
             }
             Some(Err(err)) => diagnostics.push(Diagnostic {
@@ -546,17 +834,18 @@ pub(crate) fn apply(brain: &Brain, changes: &IndexChanges, diagnostics: &mut Vec
                 size: changed.size,
                 mtime_ns: changed.mtime_ns,
                 sha256: changed.sha256.clone(),
-                state: state_json(&changed.analyzed.state),
+                state: changed.state_json.clone(),
                 diagnostics: diagnostics_to_json(&changed.analyzed.diagnostics),
             })?;
         }
+        known.extend(changes.taken.iter());
         for (item, is_known) in &arc_items {
             if *is_known { known.push(item) } else { fresh.push(item) }
         }
         applied.deleted += tx.delete_many(&deletes)?;
-        let fresh_items: Vec<Item> = fresh.iter().map(|item| (*item).clone()).collect();
-        let taken: HashSet<String> = tx.insert_many(&fresh_items)?.into_iter().collect();
-        applied.inserted += fresh_items.len() - taken.len();
+        let skipped = tx.insert_many(&fresh)?;
+        applied.inserted += fresh.len() - skipped.len();
+        let taken: HashSet<String> = skipped.into_iter().collect();
         for item in fresh.iter().filter(|item| taken.contains(&item.id)).chain(known.iter()) {
             upsert(tx, item, &mut applied, diagnostics)?;
         }
@@ -576,11 +865,14 @@ pub(crate) fn apply(brain: &Brain, changes: &IndexChanges, diagnostics: &mut Vec
         if let Some(root) = &changes.root {
             tx.set_vault_value("root", root)?;
         }
+        if let Some(cache) = &changes.feed_cache {
+            tx.set_vault_value("feed_cache", cache)?;
+        }
         if let Some(counts) = &changes.counts {
             tx.set_vault_value("counts", counts)?;
         }
-        if let Some(feed) = &changes.feed {
-            tx.set_vault_value("feed", feed)?;
+        if let Some(feed) = changes.feed.clone().or_else(feed) {
+            tx.set_vault_value("feed", &feed)?;
         }
         Ok(())
     })?;

@@ -35,15 +35,13 @@ pub(crate) struct FileState {
     /// A note the tick generated (frontmatter `generated_by: brain-tick`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generated: Option<GeneratedNote>,
-    /// Whole, valid UTF-8 text: the tick may edit it (heat, status, tombstones).
+    /// Binary, oversized or not valid UTF-8: the tick never edits it (heat, status,
+    /// tombstones need the whole text).
     #[serde(skip_serializing_if = "is_false")]
-    pub editable: bool,
+    pub readonly: bool,
     /// `project:` of the frontmatter; items are scoped `project/<it>`, else `global`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub project: String,
-    /// When the file's content came to be (seconds): `created:`, else the date in
-    /// `cluster_id`, else the modification time. Items and signals date from it.
-    pub created: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arc: Option<ArcState>,
     /// This file is the one indexed for its `cluster_id` (the first by path when several
@@ -213,9 +211,9 @@ fn mtime_timestamp(mtime_ns: i64) -> Timestamp {
 }
 
 /// A file too large to read: indexed as skipped, with a diagnostic.
-pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize, mtime_ns: i64) -> Analyzed {
+pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize) -> Analyzed {
     Analyzed {
-        state: FileState { skipped: true, created: seconds(mtime_timestamp(mtime_ns)), ..FileState::default() },
+        state: FileState { skipped: true, readonly: true, ..FileState::default() },
         items: Vec::new(),
         diagnostics: vec![Diagnostic {
             file: relpath.to_string(),
@@ -234,7 +232,7 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
     // The parser reads nothing of these (its diagnostics say why).
     let binary_or_oversized = bytes.len() > max_bytes || bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0);
     state.skipped = binary_or_oversized;
-    state.editable = !binary_or_oversized && std::str::from_utf8(bytes).is_ok();
+    state.readonly = binary_or_oversized || std::str::from_utf8(bytes).is_err();
     let mut note = |severity: DiagnosticSeverity, line: u32, message: String| {
         diagnostics.push(Diagnostic { file: relpath.to_string(), line, severity, message });
     };
@@ -246,7 +244,6 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
         .map(Created::timestamp)
         .or_else(|| cluster_id.and_then(date_prefix))
         .unwrap_or(mtime);
-    state.created = seconds(created);
     if let Some(fm) = frontmatter
         && scalar(fm.get("generated_by")) == Some(GENERATED_BY)
     {
@@ -265,9 +262,11 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
     {
         match brain_core::scope::validate_scope_name(project) {
             Ok(()) => state.project = project.to_string(),
-            Err(why) => {
-                note(DiagnosticSeverity::Warning, entry.line, format!("project {project:?} is not a valid project name ({why}); items are global"))
-            }
+            Err(why) => note(
+                DiagnosticSeverity::Warning,
+                entry.line,
+                format!("project {project:?} is not a valid project name ({why}); items are global"),
+            ),
         }
     }
     if let (Some(fm), Some(cluster_id)) = (frontmatter, cluster_id) {
@@ -332,7 +331,8 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
                     continue;
                 }
                 if content.chars().count() > MAX_CONTENT_CHARS {
-                    note(DiagnosticSeverity::Warning, 
+                    note(
+                        DiagnosticSeverity::Warning,
                         derived.line,
                         format!(
                             "@{} block longer than {MAX_CONTENT_CHARS} characters; indexed cut",
@@ -356,9 +356,11 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
                         state.items.push(item.id.clone());
                         items.push(item);
                     }
-                    Err(err) => {
-                        note(DiagnosticSeverity::Warning, derived.line, format!("@{} block not indexed: {err}", marker.marker_type.as_str()))
-                    }
+                    Err(err) => note(
+                        DiagnosticSeverity::Warning,
+                        derived.line,
+                        format!("@{} block not indexed: {err}", marker.marker_type.as_str()),
+                    ),
                 }
             }
         }
@@ -554,7 +556,7 @@ mod tests {
     fn an_arc_becomes_state_items_signals_and_injects() {
         let analyzed = analyze("clusters/2026-11-20/a.md", ARC.as_bytes(), 0, 1 << 20, TokenCounter::Heuristic);
         let state = &analyzed.state;
-        assert!(state.editable && !state.skipped && state.generated.is_none());
+        assert!(!state.readonly && !state.skipped && state.generated.is_none());
         assert_eq!(state.project, "api");
         let arc = state.arc.as_ref().unwrap();
         assert_eq!(
@@ -593,11 +595,11 @@ mod tests {
         let merged = analyze("clusters/d/x.merged.md", ARC.as_bytes(), 0, 1 << 20, TokenCounter::Heuristic);
         assert!(merged.state.merged && merged.items.is_empty() && merged.state.arc.is_none());
         let binary = analyze("b.md", b"abc\0def", 0, 1 << 20, TokenCounter::Heuristic);
-        assert!(binary.state.skipped && !binary.state.editable);
+        assert!(binary.state.skipped && binary.state.readonly);
         assert!(binary.diagnostics[0].message.contains("binary"), "{:?}", binary.diagnostics);
         let invalid =
             analyze("u.md", b"<!-- @lesson -->\nok\n<!-- @/lesson -->\n\xff", 0, 1 << 20, TokenCounter::Heuristic);
-        assert!(!invalid.state.editable, "a file with invalid UTF-8 is never rewritten");
+        assert!(invalid.state.readonly, "a file with invalid UTF-8 is never rewritten");
         assert_eq!(invalid.items.len(), 1, "what parsed before the bad byte is still indexed");
     }
 }

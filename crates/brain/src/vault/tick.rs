@@ -8,6 +8,18 @@
 //! feed files only when their content changes, except `health.jsonl` (one line per tick) and
 //! `last-tick-diff.md` (stamped with the tick's time). Finally the index learns about what
 //! was written, in one transaction, so the next tick finds nothing to re-parse.
+//!
+//! A user file's edit is checked twice: its bytes must still hash to what the scan indexed
+//! (else "changed since the scan"), and just before the atomic rename it is read again and
+//! compared with the bytes the edit was computed from (else "changed while the tick was
+//! updating it"). A graduation writes the new file first (never over an existing one) and
+//! removes the original only if it is still byte for byte what was read. Promotion and
+//! demotion are pointer notes (`frontal-lobe/{conscious,unconscious}/<stem>.pointer.md`,
+//! frontmatter `generated_by: brain-tick`, `cluster_id`, `heat`, a path wikilink to the arc,
+//! its summary): promote at `promote_heat`, demote a promoted arc below `demote_heat`,
+//! drop the pointer when the arc graduates or disappears. A cleared signal (`severity=
+//! resolved` with `(CLEARED:` in its text) never shows and its block is removed from the file
+//! by the first tick that sees it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
@@ -16,12 +28,14 @@ use std::time::{Duration, Instant};
 
 use brain_core::Timestamp;
 use brain_core::time::{age_days, format_timestamp};
+use brain_core::tokens::TokenCounter;
 use brain_core::vault::{DerivedMarker, Diagnostic, derived_items, parse, set_frontmatter_scalar};
 use serde::Serialize;
 
 use super::feed::{
-    ActiveSignal, ArcView, FeedState, active_injects, active_signals, arc_views, hot_views, render_diff,
-    render_hot_arcs, render_injects, render_intent_placeholder, render_signals,
+    ActiveSignal, ArcView, FeedCache, FeedState, active_inject_states, active_injects, active_signals, arc_heat,
+    arc_views, feed_digest, hot_views, render_diff, render_hot_arcs, render_injects, render_intent_placeholder,
+    render_signals,
 };
 use super::fsio::{
     self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex, write_owned,
@@ -50,7 +64,7 @@ pub struct TickOptions<'a> {
     pub progress: Progress<'a>,
     /// Called with the path of a user file after it was read for an edit and before the edit
     /// is written (tests use it to edit the file in between).
-    pub before_write: Option<&'a dyn Fn(&Path)>,
+    pub before_write: Option<&'a (dyn Fn(&Path) + Sync)>,
 }
 
 /// Whether the AI phases ran.
@@ -237,7 +251,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     let mode =
         ScanMode { dry_run: options.dry_run, want_snapshot: true, write_feed: false, progress: options.progress };
     let scanned = scan(brain, &location.root, &location.skip, &mode)?;
-    let snapshot = scanned.snapshot.unwrap_or_default();
+    let mut snapshot = scanned.snapshot.unwrap_or_default();
     step = clock.step("scan", step);
 
     let mut views = arc_views(&snapshot, now);
@@ -247,48 +261,59 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
     let mut heat_changes = Vec::new();
     let mut graduations = Vec::new();
-    let taken: HashSet<&str> = snapshot.keys().map(String::as_str).collect();
     let mut planned_targets: HashSet<String> = HashSet::new();
     for view in &mut views {
-        let file = &snapshot[view.relpath];
-        if !file.state.editable {
+        let file = view.file;
+        if file.state.readonly {
             continue;
         }
-        let mut edit =
-            FileEdit { relpath: view.relpath.to_string(), sha256: file.sha256.clone(), ..FileEdit::default() };
-        if view.arc.heat != Some(view.heat) {
-            edit.set_heat = Some(view.heat);
-            heat_changes.push(HeatChange {
-                file: view.relpath.to_string(),
-                cluster_id: view.arc.cluster_id.clone(),
-                from: view.arc.heat,
-                to: view.heat,
-            });
-        }
+        let mut graduate = false;
+        let mut move_to = None;
         let old_enough = age_days(timestamp(view.arc.created), now) > config.graduate_days;
         if !view.graduated && view.heat <= config.graduate_heat && old_enough {
             let folder = region_folder(view.arc.region.as_deref());
             let file_name = view.relpath.rsplit('/').next().unwrap_or(view.relpath);
             let target = format!("{folder}/{file_name}");
-            let in_place = view.relpath.starts_with(&format!("{folder}/"));
-            if !in_place && (taken.contains(target.as_str()) || !planned_targets.insert(target.clone())) {
+            let in_place = view.relpath.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'));
+            if !in_place && (snapshot.contains_key(&target) || !planned_targets.insert(target.clone())) {
                 skipped.push(Skipped {
                     path: view.relpath.to_string(),
                     reason: format!("not graduated: {target} already exists"),
                 });
             } else {
-                edit.graduate = true;
-                edit.move_to = (!in_place).then(|| target.clone());
+                graduate = true;
                 view.graduated = true;
+                // A graduate is no longer active: its heat is written without that bonus, so
+                // the next tick does not change it again.
+                view.heat = arc_heat(view.arc, view.replays, false, now);
                 graduations.push(Graduation {
                     cluster_id: view.arc.cluster_id.clone(),
                     from: view.relpath.to_string(),
-                    to: if in_place { view.relpath.to_string() } else { target },
+                    to: if in_place { view.relpath.to_string() } else { target.clone() },
                 });
+                move_to = (!in_place).then_some(target);
             }
         }
-        if edit.set_heat.is_some() || edit.graduate {
-            edits.insert(edit.relpath.clone(), edit);
+        let set_heat = (view.arc.heat != Some(view.heat)).then_some(view.heat);
+        if let Some(to) = set_heat {
+            heat_changes.push(HeatChange {
+                file: view.relpath.to_string(),
+                cluster_id: view.arc.cluster_id.clone(),
+                from: view.arc.heat,
+                to,
+            });
+        }
+        if set_heat.is_some() || graduate {
+            let relpath = view.relpath.to_string();
+            let edit = FileEdit {
+                relpath: relpath.clone(),
+                sha256: file.sha256.clone(),
+                set_heat,
+                graduate,
+                move_to,
+                tombstones: Vec::new(),
+            };
+            edits.insert(relpath, edit);
         }
     }
     let mut tombstones = Vec::new();
@@ -297,7 +322,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
             continue;
         }
         for signal in file.state.signals.iter().filter(|signal| signal.tombstone) {
-            if !file.state.editable {
+            if file.state.readonly {
                 skipped.push(Skipped {
                     path: relpath.clone(),
                     reason: "cleared signal not removed: the file is not valid UTF-8 text".into(),
@@ -327,17 +352,29 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     step = clock.step("verify", step);
 
     // The feed, as it will be after this tick.
-    let previous_feed: Option<FeedState> =
-        brain.store().vault_value("feed")?.and_then(|text| serde_json::from_str(&text).ok());
-    let feed_state = FeedState::from_parts(&views, &snapshot, now, config);
     let hot = hot_views(&views, config.hot_arcs);
-    let injects = active_injects(&snapshot, now);
+    let inject_states = active_inject_states(&snapshot, now);
     let health_line = health_line(&snapshot, &views, active.len(), now);
-    let mut files: Vec<(&'static str, String)> = vec![
-        ("hot-arcs.md", render_hot_arcs(&hot, now)),
-        ("inject.md", render_injects(&injects, now)),
-        ("signals.md", render_signals(&active, now)),
-    ];
+    // Feed hashing: the feed files and the session feed are a function of these inputs. When
+    // their digest matches the last tick's and the files on disk are still the ones it wrote,
+    // nothing is rendered (and nothing redacted) again.
+    let digest = feed_digest(now, &hot, &active, &inject_states);
+    let cache: Option<FeedCache> =
+        brain.store().vault_value("feed_cache")?.and_then(|text| serde_json::from_str(&text).ok());
+    let reuse = cache.as_ref().is_some_and(|cache| cache.digest == digest && cache.files_intact(&location.feed_dir));
+    let mut files: Vec<(&'static str, String)> = Vec::new();
+    let mut feed_state = None;
+    // The last feed names the signals the diff calls new; an unchanged digest means none is.
+    let previous_feed_text = if reuse { None } else { brain.store().vault_value("feed")? };
+    let previous_feed: Option<FeedState> =
+        previous_feed_text.as_deref().and_then(|text| serde_json::from_str(text).ok());
+    if !reuse {
+        let injects = active_injects(&inject_states);
+        files.push(("hot-arcs.md", render_hot_arcs(&hot, now)));
+        files.push(("inject.md", render_injects(&injects, now)));
+        files.push(("signals.md", render_signals(&active, now)));
+        feed_state = Some(FeedState::from_parts(&views, &snapshot, now, config));
+    }
     if !location.feed_dir.join("intent.md").exists() {
         files.push(("intent.md", render_intent_placeholder()));
     }
@@ -353,36 +390,55 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     let mut changes = IndexChanges::default();
     let mut removed: Vec<String> = Vec::new();
     if !options.dry_run {
-        for edit in edits.values() {
-            match apply_edit(&location.root, edit, options.before_write) {
-                Ok((relpath, bytes)) => {
-                    if relpath != edit.relpath {
+        // Edits are independent files and mostly wait on fsync: they run on several threads
+        // (results come back in plan order), each re-parsed for the index where it ran.
+        let max_bytes = config.max_file_bytes;
+        let counter = *brain.counter();
+        let edit_list: Vec<&FileEdit> = edits.values().collect();
+        let edited = parallel_map(&edit_list, |edit| {
+            apply_edit(&location.root, edit, options.before_write)
+                .map(|(relpath, bytes)| reindex(&location.root, &relpath, &bytes, max_bytes, counter))
+        });
+        let mut failed: HashSet<&str> = HashSet::new();
+        for (edit, outcome) in edit_list.iter().zip(edited) {
+            match outcome {
+                Ok(changed) => {
+                    if changed.relpath != edit.relpath {
                         removed.push(edit.relpath.clone());
                     }
-                    changes.changed.push(reindex(brain, &location.root, &relpath, &bytes));
+                    changes.changed.push(changed);
                 }
                 Err(reason) => {
-                    heat_changes.retain(|change| change.file != edit.relpath);
-                    graduations.retain(|graduation| graduation.from != edit.relpath);
-                    tombstones.retain(|tombstone| tombstone.file != edit.relpath);
+                    failed.insert(edit.relpath.as_str());
                     skipped.push(Skipped { path: edit.relpath.clone(), reason });
                 }
             }
         }
-        for op in &note_ops {
-            match apply_note(&location.root, op) {
-                Ok(Some((relpath, bytes))) => changes.changed.push(reindex(brain, &location.root, &relpath, &bytes)),
+        if !failed.is_empty() {
+            heat_changes.retain(|change| !failed.contains(change.file.as_str()));
+            graduations.retain(|graduation| !failed.contains(graduation.from.as_str()));
+            tombstones.retain(|tombstone| !failed.contains(tombstone.file.as_str()));
+        }
+        let written = parallel_map(&note_ops, |op| {
+            apply_note(&location.root, op)
+                .map(|done| done.map(|(relpath, bytes)| reindex(&location.root, &relpath, &bytes, max_bytes, counter)))
+        });
+        let mut failed_notes: HashSet<String> = HashSet::new();
+        for (op, outcome) in note_ops.iter().zip(written) {
+            match outcome {
+                Ok(Some(changed)) => changes.changed.push(changed),
                 Ok(None) => {
                     if let NoteOp::Remove { relpath, .. } = op {
                         removed.push(relpath.clone());
                     }
                 }
                 Err((relpath, reason)) => {
-                    notes.retain(|note| note.path != relpath);
+                    failed_notes.insert(relpath.clone());
                     skipped.push(Skipped { path: relpath, reason });
                 }
             }
         }
+        notes.retain(|note| !failed_notes.contains(&note.path));
         step = clock.step("apply", step);
     }
 
@@ -396,6 +452,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         heat_changes: &heat_changes,
         tombstones: &tombstones,
         active: &active,
+        // Reused feed: same signals as last tick, none new.
         previous_ids: if previous_feed.is_some() { Some(&previous_ids) } else { None },
         health: &health_line,
         skipped: &skipped,
@@ -403,6 +460,11 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     });
     files.push(("last-tick-diff.md", render_diff(now, &diff)));
     let mut feed_files = Vec::new();
+    if reuse {
+        for name in FeedCache::FILES {
+            feed_files.push(FeedFileChange { name: name.to_string(), changed: false });
+        }
+    }
     for (name, content) in &files {
         let path = location.feed_dir.join(name);
         let changed = read_optional(&path).ok().flatten().as_deref() != Some(content.as_bytes());
@@ -413,17 +475,35 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         feed_files.push(FeedFileChange { name: name.to_string(), changed });
     }
     feed_files.push(FeedFileChange { name: "health.jsonl".into(), changed: true });
+    let arcs = views.len();
     if !options.dry_run {
         append_health(&location.feed_dir, &health_line)?;
-        // The index learns what the tick wrote, and the session feed is refreshed.
-        let mut snapshot = snapshot.clone();
-        let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
-        overlay(&mut snapshot, &mut changes, &removed_refs);
-        changes.feed = Some(serde_json::to_string(&feed_state).map_err(|err| BrainError::internal(err.to_string()))?);
-        let mut diagnostics: Vec<Diagnostic> = Vec::new();
-        apply(brain, &changes, &mut diagnostics)?;
-        for diagnostic in diagnostics {
-            skipped.push(Skipped { path: diagnostic.file, reason: diagnostic.message });
+        // The index learns what the tick wrote (so the next scan finds nothing to parse), and
+        // the session feed is refreshed when it changed.
+        if !changes.changed.is_empty() || !removed.is_empty() {
+            let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
+            overlay(&mut snapshot, &mut changes, &removed_refs);
+        }
+        if let Some(feed_state) = &feed_state {
+            let internal = |err: serde_json::Error| BrainError::internal(err.to_string());
+            let feed_json = serde_json::to_string(feed_state).map_err(internal)?;
+            if previous_feed_text.as_deref() != Some(feed_json.as_str()) {
+                changes.feed = Some(feed_json);
+            }
+            let files: Vec<(String, String)> = files
+                .iter()
+                .filter(|(name, _)| FeedCache::FILES.contains(name))
+                .map(|(name, content)| (name.to_string(), sha256_hex(content.as_bytes())))
+                .collect();
+            let cache = FeedCache { digest: digest.clone(), files };
+            changes.feed_cache = Some(serde_json::to_string(&cache).map_err(internal)?);
+        }
+        if !changes.is_empty() || changes.feed.is_some() || changes.feed_cache.is_some() {
+            let mut diagnostics: Vec<Diagnostic> = Vec::new();
+            apply(brain, &changes, &mut diagnostics)?;
+            for diagnostic in diagnostics {
+                skipped.push(Skipped { path: diagnostic.file, reason: diagnostic.message });
+            }
         }
     }
     clock.step("write", step);
@@ -441,7 +521,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         ai: AiStatus { ran: false, reason: format!("phase 1 only: {ai_reason}") },
         phases,
         scan: scanned.report,
-        arcs: views.len(),
+        arcs,
         heat_changes,
         promotions,
         demotions,
@@ -568,7 +648,7 @@ fn pointer_relpath(lobe: Lobe, arc_relpath: &str) -> String {
 /// A pointer note: frontmatter with the cluster id and heat, a wikilink to the arc by its
 /// path (unambiguous), its summary. Never a copy of the arc.
 fn render_pointer(view: &ArcView<'_>, arc_relpath: &str) -> String {
-    let title = one_line(&redacted(&view.arc.title)).into_owned();
+    let title = one_line(&view.arc.title).into_owned();
     let link = arc_relpath.strip_suffix(".md").unwrap_or(arc_relpath);
     let mut out = format!(
         "---\ngenerated_by: {GENERATED_BY}\nbrain_note: pointer\nbrain_key: {}\ncluster_id: {}\ntitle: {}\nheat: {}\n---\n\n",
@@ -586,7 +666,7 @@ fn render_pointer(view: &ArcView<'_>, arc_relpath: &str) -> String {
         view.status()
     ));
     if let Some(summary) = &view.arc.summary {
-        out.push_str(&format!("\n{}\n", one_line(&redacted(summary))));
+        out.push_str(&format!("\n{}\n", one_line(summary)));
     }
     out.push_str("\n_Generated by `brain tick`: a pointer, not a copy. Edit the arc itself._\n");
     out
@@ -600,7 +680,7 @@ fn signal_relpath(signal: &ActiveSignal<'_>) -> String {
 
 /// One amygdala note per active critical or nuclear signal.
 fn render_signal_note(signal: &ActiveSignal<'_>) -> String {
-    let source = one_line(&redacted(signal.signal.source.as_deref().unwrap_or("unknown"))).into_owned();
+    let source = one_line(signal.signal.source.as_deref().unwrap_or("unknown")).into_owned();
     let link = signal.relpath.strip_suffix(".md").unwrap_or(signal.relpath);
     let mut out = format!(
         "---\ngenerated_by: {GENERATED_BY}\nbrain_note: signal\nbrain_key: {}\nseverity: {}\nsource: {}\n---\n\n",
@@ -609,7 +689,7 @@ fn render_signal_note(signal: &ActiveSignal<'_>) -> String {
         yaml_quoted(&source)
     );
     out.push_str(&format!("# [{}] {}\n\n", signal.severity, source));
-    out.push_str(redacted(&signal.signal.text).trim());
+    out.push_str(signal.signal.text.trim());
     out.push_str(&format!("\n\nFrom [[{link}]]. _Generated by `brain tick`; clear the signal in its arc._\n"));
     out
 }
@@ -644,30 +724,34 @@ fn verify_signals(
 }
 
 fn health_line(snapshot: &Snapshot, views: &[ArcView<'_>], signals: usize, now: Timestamp) -> HealthLine {
-    let known: HashSet<&str> = views.iter().map(|view| view.arc.cluster_id.as_str()).collect();
-    let mut connected: HashSet<&str> = HashSet::new();
+    // Sorted vectors rather than hash sets: ten thousand arcs, no hashing of their ids.
+    let mut known: Vec<&str> = views.iter().map(|view| view.arc.cluster_id.as_str()).collect();
+    known.sort_unstable();
+    let mut connected: Vec<&str> = Vec::new();
     let mut edges = 0;
     for view in views {
         edges += view.arc.edges.len();
         for target in &view.arc.edges {
-            if target != &view.arc.cluster_id && known.contains(target.as_str()) {
-                connected.insert(view.arc.cluster_id.as_str());
-                connected.insert(target.as_str());
+            if target != &view.arc.cluster_id && known.binary_search(&target.as_str()).is_ok() {
+                connected.push(view.arc.cluster_id.as_str());
+                connected.push(target.as_str());
             }
         }
     }
-    let mut titles: HashSet<String> = HashSet::new();
-    let mut duplicates = views
-        .iter()
-        .filter(|view| !titles.insert(brain_core::vault::normalize_content(&view.arc.title.to_lowercase())))
-        .count();
+    connected.sort_unstable();
+    connected.dedup();
+    // Titles compared case- and spacing-insensitively, by a hash of their words (no copies).
+    let mut titles: Vec<u64> = views.iter().map(|view| title_key(&view.arc.title)).collect();
+    titles.sort_unstable();
+    let mut duplicates = titles.windows(2).filter(|pair| pair[0] == pair[1]).count();
     duplicates += snapshot.values().filter(|file| file.state.arc.is_some() && !file.state.arc_owner).count();
     let newest_age_days = views.iter().map(|view| age_days(timestamp(view.arc.created), now)).min_by(f64::total_cmp);
+    let orphans = views.iter().filter(|view| connected.binary_search(&view.arc.cluster_id.as_str()).is_err()).count();
     let inputs = HealthInputs {
         arcs: views.len(),
         covered: views.iter().filter(|view| view.arc.summary.is_some() || view.arc.synthesized).count(),
         newest_age_days,
-        orphans: views.iter().filter(|view| !connected.contains(view.arc.cluster_id.as_str())).count(),
+        orphans,
         duplicates,
     };
     let result = health(&inputs);
@@ -682,6 +766,28 @@ fn health_line(snapshot: &Snapshot, views: &[ArcView<'_>], signals: usize, now: 
         orphans: inputs.orphans,
         duplicates,
     }
+}
+
+/// A hash (FNV-1a) of a title's words, lowercased: equal for titles that differ only in case
+/// and spacing. Ten thousand titles, no allocation.
+fn title_key(title: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |byte: u8| {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    };
+    for word in title.split_whitespace() {
+        if word.is_ascii() {
+            word.bytes().for_each(|byte| feed(byte.to_ascii_lowercase()));
+        } else {
+            for c in word.chars().flat_map(char::to_lowercase) {
+                let mut buffer = [0; 4];
+                c.encode_utf8(&mut buffer).bytes().for_each(&mut feed);
+            }
+        }
+        feed(b' ');
+    }
+    hash
 }
 
 struct DiffInput<'a> {
@@ -712,7 +818,9 @@ fn capped(mut lines: Vec<String>) -> Vec<String> {
 fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
     let moves = |list: &[ArcMove], to: &str| {
         capped(
-            list.iter().map(|m| format!("{} ({}) → {to}, heat {}", clip(&m.title, 80), m.cluster_id, m.heat)).collect(),
+            list.iter()
+                .map(|m| format!("{} ({}) → {to}, heat {}", clip(&redacted(&m.title), 80), m.cluster_id, m.heat))
+                .collect(),
         )
     };
     let mut signals = vec![format!(
@@ -733,8 +841,8 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
                 format!(
                     "new: [{}] ({}) {}",
                     s.severity,
-                    s.signal.source.as_deref().unwrap_or("unknown"),
-                    clip(&one_line(&s.signal.text), 120)
+                    redacted(s.signal.source.as_deref().unwrap_or("unknown")),
+                    clip(&one_line(&redacted(&s.signal.text)), 120)
                 )
             })
             .collect();
@@ -744,7 +852,7 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
         input
             .tombstones
             .iter()
-            .map(|t| format!("cleared, block removed from {}: {}", t.file, clip(&t.text, 120)))
+            .map(|t| format!("cleared, block removed from {}: {}", t.file, clip(&redacted(&t.text), 120)))
             .collect(),
     ));
     let mut heat = vec![format!("{} arcs changed heat", input.heat_changes.len())];
@@ -787,7 +895,11 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
 
 /// Applies one edit to a user file. Returns the file's relpath and bytes afterwards, or why
 /// it was left alone.
-fn apply_edit(root: &Path, edit: &FileEdit, before_write: Option<&dyn Fn(&Path)>) -> Result<(String, Vec<u8>), String> {
+fn apply_edit(
+    root: &Path,
+    edit: &FileEdit,
+    before_write: Option<&(dyn Fn(&Path) + Sync)>,
+) -> Result<(String, Vec<u8>), String> {
     let path = root.join(&edit.relpath);
     let bytes = match read_optional(&path) {
         Ok(Some(bytes)) => bytes,
@@ -812,7 +924,7 @@ fn apply_edit(root: &Path, edit: &FileEdit, before_write: Option<&dyn Fn(&Path)>
                 _ => None,
             })
             .collect();
-        spans.sort_by(|a, b| b.start.cmp(&a.start));
+        spans.sort_by_key(|span| std::cmp::Reverse(span.start));
         let mut removed_from = usize::MAX;
         for span in spans {
             // Blocks nested in an already removed block went with it.
@@ -877,9 +989,13 @@ fn remove_block(text: &mut String, span: Range<usize>) -> usize {
     start
 }
 
+/// What [`apply_note`] did: the relpath and bytes written (`None` for a removal), or the
+/// relpath and why it was skipped.
+type NoteOutcome = Result<Option<(String, Vec<u8>)>, (String, String)>;
+
 /// Writes or removes a generated note, never over a file changed since the scan. Returns the
 /// relpath and bytes written (`None` for a removal), or the relpath and why it was skipped.
-fn apply_note(root: &Path, op: &NoteOp) -> Result<Option<(String, Vec<u8>)>, (String, String)> {
+fn apply_note(root: &Path, op: &NoteOp) -> NoteOutcome {
     match op {
         NoteOp::Write { relpath, content, existing_sha } => {
             let path = root.join(relpath);
@@ -917,20 +1033,45 @@ fn apply_note(root: &Path, op: &NoteOp) -> Result<Option<(String, Vec<u8>)>, (St
     }
 }
 
-/// The index entry of a file the tick just wrote (its stat is read back; the time is recent,
-/// so the next scan hashes it once more).
-fn reindex(brain: &Brain, root: &Path, relpath: &str, bytes: &[u8]) -> ChangedFile {
+/// The index entry of a file the tick just wrote. Its time is recent, so it is recorded as
+/// racy: the next scan confirms the hash once (without parsing).
+fn reindex(root: &Path, relpath: &str, bytes: &[u8], max_bytes: usize, counter: TokenCounter) -> ChangedFile {
     let metadata = std::fs::metadata(root.join(relpath)).ok();
     let mtime_ns = metadata.as_ref().map_or(0, super::walk::mtime_ns);
-    let analyzed = analyze(relpath, bytes, mtime_ns, brain.config.vault.max_file_bytes, *brain.counter());
-    ChangedFile {
-        relpath: relpath.to_string(),
-        size: bytes.len() as u64,
-        // Written just now: recorded as racy so the next scan confirms the hash.
-        mtime_ns: 0,
-        sha256: sha256_hex(bytes),
-        analyzed,
+    let analyzed = analyze(relpath, bytes, mtime_ns, max_bytes, counter);
+    ChangedFile::new(relpath.to_string(), bytes.len() as u64, 0, sha256_hex(bytes), analyzed)
+}
+
+/// Threads for file writes: they mostly wait on fsync, so more than the cores.
+const WRITE_THREADS: usize = 8;
+
+/// `f` over `items` on up to [`WRITE_THREADS`] threads; results in input order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 4 {
+        return items.iter().map(&f).collect();
     }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..WRITE_THREADS.min(items.len()))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(index) else { break };
+                        out.push((index, f(item)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    results.sort_unstable_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
 }
 
 /// Appends one line to `health.jsonl` (one `write` of the whole line, in append mode).
@@ -942,8 +1083,8 @@ fn append_health(feed_dir: &Path, line: &HealthLine) -> BrainResult<()> {
     let cannot = |err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", path.display()));
     std::fs::create_dir_all(feed_dir).map_err(cannot)?;
     let mut file = std::fs::File::options().create(true).append(true).open(&path).map_err(cannot)?;
-    file.write_all(text.as_bytes()).map_err(cannot)?;
-    file.sync_all().map_err(cannot)
+    // One line, one append; not fsynced: a health line lost to a power cut costs nothing.
+    file.write_all(text.as_bytes()).map_err(cannot)
 }
 
 /// Default feed folder of a vault.

@@ -14,7 +14,6 @@ const MAX_DEPTH: usize = 64;
 pub(crate) struct WalkedFile {
     /// Vault-relative, `/`-separated.
     pub relpath: String,
-    pub path: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
 }
@@ -69,7 +68,10 @@ pub(crate) fn walk(root: &Path, skip: &[String]) -> Walk {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|handle| handle.join().unwrap_or_default()).collect()
+            handles
+                .into_iter()
+                .map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
         });
         for part in parts {
             walk.files.extend(part.files);
@@ -92,12 +94,22 @@ fn walk_depth_first(root: &Path, skip: &[String], start: Pending, walk: &mut Wal
 }
 
 /// Reads one folder: markdown files go to `walk`, subfolders to `pending`.
-fn read_folder(root: &Path, skip: &[String], (dir, rel_dir, depth): Pending, walk: &mut Walk, pending: &mut Vec<Pending>) {
+fn read_folder(
+    root: &Path,
+    skip: &[String],
+    (dir, rel_dir, depth): Pending,
+    walk: &mut Walk,
+    pending: &mut Vec<Pending>,
+) {
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(err) => {
             let shown = if rel_dir.is_empty() { "." } else { rel_dir.as_str() };
-            walk.diagnostics.push(diagnostic(shown, DiagnosticSeverity::Warning, format!("cannot read folder: {err}; skipped")));
+            walk.diagnostics.push(diagnostic(
+                shown,
+                DiagnosticSeverity::Warning,
+                format!("cannot read folder: {err}; skipped"),
+            ));
             return;
         }
     };
@@ -125,7 +137,7 @@ fn read_folder(root: &Path, skip: &[String], (dir, rel_dir, depth): Pending, wal
             continue;
         }
         if file_type.is_dir() {
-            if skip.iter().any(|skipped| *skipped == relpath) {
+            if skip.contains(&relpath) {
                 continue;
             }
             if depth + 1 > MAX_DEPTH {
@@ -143,7 +155,7 @@ fn read_folder(root: &Path, skip: &[String], (dir, rel_dir, depth): Pending, wal
             continue;
         }
         let Ok(metadata) = entry.metadata() else { continue };
-        walk.files.push(WalkedFile { relpath, path: entry.path(), size: metadata.len(), mtime_ns: mtime_ns(&metadata) });
+        walk.files.push(WalkedFile { relpath, size: metadata.len(), mtime_ns: mtime_ns(&metadata) });
     }
 }
 

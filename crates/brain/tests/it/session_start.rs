@@ -324,3 +324,21 @@ fn the_agent_profile_reads_the_agent_and_team_files_and_memories() {
     env.brain().args(["context", "--profile", "agent", "--agent", "../etc"]).assert().code(1);
     env.brain().args(["context", "--profile", "agent"]).assert().code(1).stderr(predicate::str::contains("--agent"));
 }
+
+#[test]
+fn hot_arcs_and_active_signals_from_the_vault_reach_session_start_critical_first() {
+    let env = Env::new();
+    let vault = crate::vault_support::standard_vault(&env);
+    let now = ["--now", "2026-11-21T12:00:00Z"];
+    env.brain().args(now).args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    env.brain().args(now).args(["tick", "--vault", vault.arg(), "--no-ai"]).assert().success();
+    let start = env.json(&[&now[..], &["session-start"]].concat());
+    let arcs = start["hot_arcs"].as_array().unwrap();
+    assert!(arcs.iter().any(|arc| arc["title"] == "Hot retry storm"), "{start}");
+    let signals = start["signals"].as_array().unwrap();
+    assert_eq!(signals[0]["severity"], "critical", "critical signals come first: {signals:?}");
+    assert!(signals.iter().all(|signal| signal["severity"] != "resolved"));
+    let text = env.brain().args(now).args(["session-start", "--format", "text"]).output().unwrap().stdout;
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.find("### Critical signals").unwrap() < text.find("### Hot arcs").unwrap(), "{text}");
+}

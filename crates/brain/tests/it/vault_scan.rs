@@ -239,3 +239,53 @@ fn scanning_another_vault_rebuilds_the_index_for_it() {
     assert_eq!(items.len(), 1);
     assert_eq!(items[0]["source"], "vault:one.md");
 }
+
+#[test]
+fn a_large_first_scan_streams_its_items_and_a_lost_file_index_is_rebuilt_without_duplicates() {
+    let env = Env::new();
+    let vault = Vault::new(&env);
+    for n in 0..150 {
+        let day = 1 + n % 20;
+        vault.write(
+            &format!("clusters/2026-11-{day:02}/2026-11-{day:02}-arc-{n}.md"),
+            format!(
+                "---\ncluster_id: 2026-11-{day:02}-arc-{n}\ntitle: Arc {n}\n---\n\
+                 <!-- @lesson -->\nLesson {n}.\n<!-- @/lesson -->\n<!-- @todo priority=2 -->\nTodo {n}.\n<!-- @/todo -->\n"
+            ),
+        );
+    }
+    // Two copies of one arc: whichever is parsed first, the first by path owns it.
+    let copy = "---\ncluster_id: 2026-11-21-copied\ntitle: Copied arc\n---\nBody.\n";
+    vault.write("zzz/copy.md", copy);
+    vault.write("aaa/copy.md", copy);
+    let first = json(&env, &["vault", "scan", "--vault", vault.arg()]);
+    assert_eq!((first["parsed"].as_u64(), first["items_inserted"].as_u64()), (Some(152), Some(451)));
+    assert_eq!((first["indexed_items"].as_u64(), first["indexed_arcs"].as_u64()), (Some(451), Some(151)));
+    let before = vault_items(&env);
+    assert_eq!(before.len(), 451);
+    let copied: Vec<&serde_json::Value> = before.iter().filter(|i| i["title"] == "Copied arc").collect();
+    assert_eq!(copied.len(), 1);
+    assert_eq!(copied[0]["source"], "vault:aaa/copy.md");
+    let duplicate = first["diagnostics"].as_array().unwrap().iter().find(|d| d["file"] == "zzz/copy.md").unwrap();
+    assert!(
+        duplicate["message"].as_str().unwrap().contains("duplicate cluster_id 2026-11-21-copied (also in aaa/copy.md)")
+    );
+    // The file index is lost (the items stay): every file is new again, every id is taken.
+    let context = brain::app::Context {
+        home: env.home.clone(),
+        cwd: env.project_dir.clone(),
+        project: None,
+        now: crate::NOW.parse().unwrap(),
+        env: brain::config::Environment::default(),
+    };
+    let brain = brain::app::Brain::open(&context).unwrap();
+    brain.store().write(|tx| tx.clear_vault_files()).unwrap();
+    drop(brain);
+    let again = json(&env, &["vault", "scan", "--vault", vault.arg()]);
+    assert_eq!(again["parsed"], 152);
+    assert_eq!((again["items_inserted"].as_u64(), again["items_updated"].as_u64()), (Some(0), Some(0)));
+    let after = vault_items(&env);
+    assert_eq!(after.len(), 451, "no duplicate, no loss");
+    let versions = |items: &[serde_json::Value]| items.iter().map(|i| i["version"].as_u64().unwrap()).max();
+    assert_eq!(versions(&after), Some(1), "unchanged items are not rewritten");
+}

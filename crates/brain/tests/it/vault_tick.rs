@@ -128,7 +128,16 @@ fn a_tick_rewrites_heat_promotes_graduates_and_writes_the_feed() {
 fn a_further_tick_with_nothing_new_changes_only_health_and_the_diff() {
     let env = Env::new();
     let vault = standard_vault(&env);
+    // Active and 25 days old: heat 1 (3 sessions + 2 active − 4 decay), so it graduates, and
+    // as a graduate (no active bonus) its heat is 0 — written once, not changed next tick.
+    let graduate = "---\ncluster_id: 2026-10-27-active-graduate-eeeeeeeeeeee\ntitle: Active graduate\nstatus: active\n\
+                    created: 2026-10-27T10:00:00Z\nsource_sessions: [a, b, c]\nheat: 5\n---\nBody.\n";
+    vault.write("clusters/2026-10-27/2026-10-27-active-graduate-eeeeeeeeeeee.md", graduate);
     tick(&env, &vault, &[]);
+    assert_eq!(
+        vault.read("left/2026-10-27-active-graduate-eeeeeeeeeeee.md"),
+        graduate.replace("status: active", "status: graduated").replace("heat: 5", "heat: 0")
+    );
     let before = fingerprint(&vault.root);
     let later = "2026-11-21T10:01:00Z";
     let report = json(&env, &["tick", "--vault", vault.arg(), "--now", later]);
@@ -144,6 +153,14 @@ fn a_further_tick_with_nothing_new_changes_only_health_and_the_diff() {
         changed_files(&after, &fingerprint(&vault.root)),
         ["brain-feed/health.jsonl", "brain-feed/last-tick-diff.md"]
     );
+    // Feed hashing skips rendering when nothing changed, but never trusts a file someone
+    // edited or deleted: both come back.
+    let signals = vault.read("brain-feed/signals.md");
+    std::fs::write(vault.path("brain-feed/signals.md"), "edited by hand\n").unwrap();
+    std::fs::remove_file(vault.path("brain-feed/hot-arcs.md")).unwrap();
+    tick(&env, &vault, &["--now", "2026-11-21T10:03:00Z"]);
+    assert_eq!(vault.read("brain-feed/signals.md"), signals);
+    assert!(vault.read("brain-feed/hot-arcs.md").contains("| Hot retry storm | 10 |"));
 }
 
 #[test]

@@ -15,8 +15,8 @@ CREATE TABLE vault_files (
     state       TEXT NOT NULL
 ) STRICT;
 
--- Vault-wide values: the indexed root, the feed the session-start path reads, the last
--- tick's summary.
+-- Vault-wide values: the indexed root (`root`), the feed the session-start path reads
+-- (`feed`), the digest of the feed's inputs (`feed_cache`), the index's counts (`counts`).
 CREATE TABLE vault_state (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL

@@ -74,8 +74,8 @@ fn print_text(out: &mut Out, report: &TickReport) {
     }
     out.line(format!("phases 2-5 skipped: {}", report.ai.reason));
     out.line(format!(
-        "scan: {} files ({} parsed, {} unchanged, {} removed)",
-        report.scan.files, report.scan.parsed, report.scan.unchanged, report.scan.removed
+        "scan: {} files ({} parsed, {} unchanged, {} touched, {} removed)",
+        report.scan.files, report.scan.parsed, report.scan.unchanged, report.scan.touched, report.scan.removed
     ));
     out.line(format!(
         "arcs {}: heat changed on {}, {} promoted, {} demoted, {} graduated, {} cleared signals removed",
