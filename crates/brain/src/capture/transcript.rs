@@ -96,9 +96,9 @@ pub struct SessionSummary {
     pub cwd: String,
     pub git_branch: String,
     pub transcript: String,
-    #[serde(with = "opt_timestamp")]
+    #[serde(with = "brain_core::time::serde_rfc3339::option")]
     pub start: Option<Timestamp>,
-    #[serde(with = "opt_timestamp")]
+    #[serde(with = "brain_core::time::serde_rfc3339::option")]
     pub end: Option<Timestamp>,
     pub duration_minutes: f64,
     /// Prompts typed by the user (tool results are not prompts).
@@ -850,25 +850,6 @@ impl<'a> WireRecord<'a> {
             is_compact_summary: self.is_compact_summary.unwrap_or(false),
             content,
         }
-    }
-}
-
-/// `Option<Timestamp>` as an RFC 3339 string with whole seconds, or null.
-mod opt_timestamp {
-    use brain_core::Timestamp;
-    use brain_core::time::format_timestamp;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(value: &Option<Timestamp>, serializer: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(timestamp) => serializer.serialize_str(&format_timestamp(*timestamp)),
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Timestamp>, D::Error> {
-        let text: Option<String> = Option::deserialize(deserializer)?;
-        text.map(|text| text.parse::<Timestamp>().map_err(serde::de::Error::custom)).transpose()
     }
 }
 
