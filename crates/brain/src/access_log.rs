@@ -16,6 +16,15 @@ use serde::{Deserialize, Serialize};
 
 const LOG_FILE: &str = "access.jsonl";
 
+/// A reader folds the log itself once it grows past this: a home used only through hooks
+/// (no writes) must not grow the log without bound. Folding 256 KiB costs a few ms, rarely.
+pub const FOLD_THRESHOLD_BYTES: u64 = 256 * 1024;
+
+/// True when the log has grown past [`FOLD_THRESHOLD_BYTES`].
+pub fn is_large(home: &Path) -> bool {
+    std::fs::metadata(log_path(home)).map(|m| m.len() > FOLD_THRESHOLD_BYTES).unwrap_or(false)
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Line {
     id: String,

@@ -622,6 +622,9 @@ impl Brain {
             .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
             .collect();
         crate::access_log::append(&self.home, &returned, now);
+        if crate::access_log::is_large(&self.home) {
+            self.fold_access_log();
+        }
         Ok(payload)
     }
 

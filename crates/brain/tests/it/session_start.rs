@@ -342,3 +342,14 @@ fn hot_arcs_and_active_signals_from_the_vault_reach_session_start_critical_first
     let text = String::from_utf8(text).unwrap();
     assert!(text.find("### Critical signals").unwrap() < text.find("### Hot arcs").unwrap(), "{text}");
 }
+
+#[test]
+fn session_start_records_accesses_and_a_later_write_folds_them_into_the_store() {
+    let env = demo_env();
+    let start = env.json(&["session-start", "--task", "money amounts floats"]);
+    let pinned = start["pinned"][0]["id"].as_str().unwrap().to_string();
+    assert!(env.home.join("access.jsonl").exists(), "session start appends instead of writing the store");
+    env.remember(&["--title", "any write folds the log"]);
+    assert!(!env.home.join("access.jsonl").exists());
+    assert_eq!(env.json(&["show", &pinned])["access_count"], 1);
+}
