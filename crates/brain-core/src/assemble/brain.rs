@@ -500,34 +500,29 @@ fn by_score_then_id(items: &[Item], a: (usize, f64), b: (usize, f64)) -> std::cm
 /// The best `limit` archived items (partial selection: O(n), not a full sort).
 fn best_archived(analysis: &Analysis<'_>, limit: usize) -> Vec<(usize, super::classify::ArchiveReason, f64)> {
     let items = analysis.items;
-    let mut best = analysis.archived.clone();
     let order = |a: &(usize, _, f64), b: &(usize, _, f64)| by_score_then_id(items, (a.0, a.2), (b.0, b.2));
-    if best.len() > limit {
-        if limit == 0 {
-            return Vec::new();
-        }
-        best.select_nth_unstable_by(limit - 1, order);
-        best.truncate(limit);
-    }
-    best.sort_unstable_by(order);
-    best
+    best_by(analysis.archived.clone(), limit, order)
 }
 
 fn best_consolidated<'a>(analysis: &Analysis<'a>, limit: usize) -> Vec<super::classify::Consolidated<'a>> {
     let items = analysis.items;
-    let mut best = analysis.consolidated.clone();
     let order = |a: &super::classify::Consolidated<'_>, b: &super::classify::Consolidated<'_>| {
         by_score_then_id(items, (a.loser, a.score), (b.loser, b.score))
     };
-    if best.len() > limit {
+    best_by(analysis.consolidated.clone(), limit, order)
+}
+
+/// The first `limit` of `rows` under `order`, sorted (partial selection: O(n), not a full sort).
+fn best_by<T>(mut rows: Vec<T>, limit: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    if rows.len() > limit {
         if limit == 0 {
             return Vec::new();
         }
-        best.select_nth_unstable_by(limit - 1, order);
-        best.truncate(limit);
+        rows.select_nth_unstable_by(limit - 1, &order);
+        rows.truncate(limit);
     }
-    best.sort_unstable_by(order);
-    best
+    rows.sort_unstable_by(order);
+    rows
 }
 
 /// The schema-key tree of `items` (every status; cumulative counts).

@@ -524,11 +524,8 @@ impl Flow<'_> {
     }
 
     fn key(&mut self, depth: usize) -> Result<String, String> {
-        match self.value(depth)? {
-            FmValue::Scalar(text) => Ok(text),
-            FmValue::Null => Ok(String::new()),
-            _ => Err("collections cannot be mapping keys".to_string()),
-        }
+        let value = self.value(depth)?;
+        key_text(value)
     }
 
     fn sequence(&mut self, depth: usize) -> Result<FmValue, String> {
@@ -548,11 +545,7 @@ impl Flow<'_> {
             self.skip_space_and_comments();
             // `[key: value]` is a list holding a one-entry mapping.
             let item = if self.peek() == Some(b':') {
-                let key = match item {
-                    FmValue::Scalar(text) => text,
-                    FmValue::Null => String::new(),
-                    _ => return Err("collections cannot be mapping keys".to_string()),
-                };
+                let key = key_text(item)?;
                 self.pos += 1;
                 self.skip_space_and_comments();
                 let value =
@@ -735,5 +728,14 @@ fn single_quoted(text: &str, start: usize) -> Result<(String, usize), String> {
             }
             _ => pos += 1,
         }
+    }
+}
+
+/// A value used as a mapping key: a scalar's text, or empty for null.
+fn key_text(value: FmValue) -> Result<String, String> {
+    match value {
+        FmValue::Scalar(text) => Ok(text),
+        FmValue::Null => Ok(String::new()),
+        _ => Err("collections cannot be mapping keys".to_string()),
     }
 }
