@@ -70,7 +70,7 @@ pub enum Command {
     Doctor(commands::doctor::Args),
     /// Print the layered brain document (what an agent should know), within a token budget
     Brain(commands::brain::Args),
-    /// Assemble a context profile: brain or claude-md
+    /// Assemble a context profile: brain, claude-md, session-start or agent
     Context(commands::context::Args),
     /// Write the summary into the managed block of CLAUDE.md / AGENTS.md / GEMINI.md / .cursorrules
     Inject(commands::inject::Args),
