@@ -69,6 +69,8 @@ pub struct SessionRequest {
     pub top: usize,
     /// Character cap of the text form (hooks: 9500).
     pub max_chars: Option<usize>,
+    /// A total token budget replacing the configured one; the section budgets scale with it.
+    pub token_budget: Option<usize>,
 }
 
 /// File name of the session-start budgets (SPEC §4.2).
@@ -534,7 +536,17 @@ impl Brain {
     /// feed and recalled items within the budgets, plus review and confidence alerts.
     /// Returned items are reinforced, without ever waiting on another writer.
     pub fn session_start(&self, request: &SessionRequest) -> BrainResult<SessionStart> {
-        let budgets = self.session_budgets();
+        let mut budgets = self.session_budgets();
+        if let Some(total) = request.token_budget {
+            let configured = budgets.working_memory_budget_tokens.max(1);
+            let scale = |part: usize| part.saturating_mul(total) / configured;
+            budgets = SessionBudgets {
+                working_memory_budget_tokens: total,
+                pin_budget_tokens: scale(budgets.pin_budget_tokens),
+                skills_index_budget_tokens: scale(budgets.skills_index_budget_tokens),
+                recall_budget_tokens: scale(budgets.recall_budget_tokens),
+            };
+        }
         let scopes = Some(self.visible_scopes());
         let approved =
             |extra: ItemFilter| ItemFilter { scopes: scopes.clone(), statuses: vec![Status::Approved], ..extra };

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod hook;
+pub mod mcp;
 pub mod output;
 pub mod recall;
 pub mod skills;

@@ -92,6 +92,8 @@ pub enum Command {
     Capture(commands::capture::Args),
     /// Agent hooks: session-start, user-prompt-submit, stop, session-end (always exit 0); install
     Hook(commands::hook::Args),
+    /// Serve the MCP tools over stdio (for agents: session start, search, remember, update)
+    Mcp(commands::mcp::Args),
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -173,6 +175,7 @@ fn execute(cli: Cli) -> BrainResult<()> {
         Command::Cluster(args) => commands::cluster::run(&context, args, json),
         Command::Capture(args) => commands::capture::run(&context, args, json),
         Command::Hook(args) => commands::hook::run(&context, args, json),
+        Command::Mcp(args) => commands::mcp::run(&context, args, cli.now.is_some()),
     }
 }
 

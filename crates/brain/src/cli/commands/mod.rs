@@ -15,6 +15,7 @@ pub mod import;
 pub mod init;
 pub mod inject;
 pub mod list;
+pub mod mcp;
 pub mod pin;
 pub mod remember;
 pub mod review;

@@ -42,6 +42,7 @@ pub fn run(context: &Context, args: Args, _json: bool) -> BrainResult<()> {
         task: args.task,
         top: args.top,
         max_chars: (args.format == Format::Text).then_some(args.max_chars),
+        token_budget: None,
     };
     let payload = brain.session_start(&request)?;
     let mut out = Out::new();

@@ -1,0 +1,88 @@
+//! `brain mcp` over stdio: `initialize` answers at once with only JSON-RPC on stdout, and
+//! the official MCP Python SDK drives every tool (tests/mcp/client.py).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Env;
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"brain-it","version":"1"}}}"#;
+
+#[test]
+fn mcp_initialize_answers_over_stdio_with_only_json_rpc_on_stdout() {
+    let env = Env::new();
+    let started = Instant::now();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("HOME", env.dir.path())
+        .env("BRAIN_HOME", &env.home)
+        .current_dir(&env.project_dir)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{INITIALIZE}").unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        sender.send(line).unwrap();
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        rest
+    });
+    // Generous: a loaded CI machine, a debug build.
+    let line = receiver.recv_timeout(Duration::from_secs(20)).expect("no answer to initialize within 20 s");
+    let elapsed = started.elapsed();
+    let answer: serde_json::Value =
+        serde_json::from_str(&line).unwrap_or_else(|err| panic!("not JSON ({err}): {line:?}"));
+    assert_eq!(answer["jsonrpc"], "2.0");
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["serverInfo"]["name"], "brain", "{answer}");
+    assert!(answer["result"]["capabilities"]["tools"].is_object(), "{answer}");
+    eprintln!("initialize answered in {elapsed:?} (debug build, whole process)");
+    // Closing stdin ends the server; whatever else it printed must be JSON-RPC too.
+    drop(stdin);
+    let rest = reader.join().unwrap();
+    for line in rest.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|err| panic!("stdout is not JSON-RPC ({err}): {line:?}"));
+        assert_eq!(value["jsonrpc"], "2.0", "{line}");
+    }
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn mcp_python_sdk_client_calls_every_tool() {
+    let has_sdk = Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|out| out.status.success());
+    assert!(
+        has_sdk,
+        "the official MCP Python SDK is required for this test: `python3 -m pip install mcp` (.ci/run installs it)"
+    );
+    let env = Env::new();
+    let config = env.home.join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\nwrite_policy = \"draft\"\n");
+    std::fs::write(&config, text).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .env("BRAIN_BIN", assert_cmd::cargo::cargo_bin("brain"))
+        .env("BRAIN_HOME", &env.home)
+        .current_dir(&env.project_dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "client.py failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("all checks passed"));
+}
