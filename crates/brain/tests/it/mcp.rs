@@ -58,7 +58,11 @@ fn mcp_initialize_answers_over_stdio_with_only_json_rpc_on_stdout() {
     assert!(child.wait().unwrap().success());
 }
 
+/// Needs the official MCP Python SDK, which a machine with only the Rust toolchain lacks, so
+/// `cargo test --workspace` (the README's command) leaves it out; `.ci/run` installs the SDK
+/// and runs it with `--ignored`, where a missing SDK is a failure, not a skip.
 #[test]
+#[ignore = "needs the MCP Python SDK; .ci/run installs it and runs this test"]
 fn mcp_python_sdk_client_calls_every_tool() {
     let has_sdk = Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|out| out.status.success());
     assert!(
