@@ -804,24 +804,10 @@ pub fn next_review(now: Timestamp, review_count: u32) -> Timestamp {
 
 /// Writes `bytes` to `path` through a temp file in the same folder, fsync and rename, so a
 /// reader sees the old or the new file, never half of one. Keeps the file's permissions.
+/// (One implementation for every file brain owns: the vault's `write_owned`.)
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> BrainResult<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = dir.join(format!(".{name}.brain-{}.tmp", std::process::id()));
-    let cannot = |err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", path.display()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        if let Ok(metadata) = std::fs::metadata(path) {
-            std::fs::set_permissions(&temp, metadata.permissions())?;
-        }
-        std::fs::rename(&temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result.map_err(cannot)
+    crate::vault::fsio::write_owned(path, bytes)
+        .map_err(|err| BrainError::user(format!("cannot write {}: {err}", path.display())))
 }
 
 /// Rejects malformed ids before they reach the store (and before they could appear in a path).

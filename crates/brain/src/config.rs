@@ -241,6 +241,17 @@ pub fn find_upwards(start: &Path, name: &str) -> Option<PathBuf> {
     start.ancestors().map(|dir| dir.join(name)).find(|candidate| candidate.exists())
 }
 
+/// The project's root folder: the nearest folder with `.brain.toml`, else the git root,
+/// else `cwd` (where `inject` writes CLAUDE.md and `hook install --scope project` writes
+/// `.claude/settings.json`).
+pub fn project_root(cwd: &Path) -> PathBuf {
+    [PROJECT_CONFIG_FILE, ".git"]
+        .iter()
+        .find_map(|marker| find_upwards(cwd, marker))
+        .and_then(|found| found.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| cwd.to_path_buf())
+}
+
 /// Resolves the current project name (SPEC §2.6), `explicit` being `--project` or
 /// `BRAIN_PROJECT` (clap merges the two).
 pub fn resolve_project(explicit: Option<&str>, from_file: Option<&str>, cwd: &Path) -> BrainResult<String> {

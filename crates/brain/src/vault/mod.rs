@@ -30,7 +30,7 @@
 
 mod config;
 mod feed;
-mod fsio;
+pub(crate) mod fsio;
 mod heat;
 mod scan;
 mod state;

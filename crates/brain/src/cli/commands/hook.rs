@@ -100,14 +100,7 @@ fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<
                 .ok_or_else(|| BrainError::user("HOME is not set; pass --settings FILE"))?;
             home.join(".claude").join("settings.json")
         }
-        (None, InstallScope::Project) => {
-            let root = [config::PROJECT_CONFIG_FILE, ".git"]
-                .iter()
-                .find_map(|marker| config::find_upwards(&context.cwd, marker))
-                .and_then(|found| found.parent().map(std::path::Path::to_path_buf))
-                .unwrap_or_else(|| context.cwd.clone());
-            root.join(".claude").join("settings.json")
-        }
+        (None, InstallScope::Project) => config::project_root(&context.cwd).join(".claude").join("settings.json"),
     };
     let command = match args.command {
         Some(command) => command,

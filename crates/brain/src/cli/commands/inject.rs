@@ -1,7 +1,7 @@
 //! `brain inject`: write the summary into the managed block of CLAUDE.md (or AGENTS.md,
 //! GEMINI.md, .cursorrules), preserving everything outside the block byte for byte.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::app::{Brain, Context};
 use crate::cli::commands::brain::BudgetArgs;
@@ -30,7 +30,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let dir = match &args.dir {
         Some(dir) => context.cwd.join(dir),
-        None => project_root(&context.cwd),
+        None => config::project_root(&context.cwd),
     };
     if !dir.is_dir() {
         return Err(BrainError::user(format!("folder {} does not exist", dir.display())));
@@ -49,14 +49,4 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         out.line(format!("{} is up to date", outcome.path));
     }
     Ok(())
-}
-
-/// The nearest folder with `.brain.toml`, else the git root, else `cwd`.
-fn project_root(cwd: &Path) -> PathBuf {
-    for marker in [config::PROJECT_CONFIG_FILE, ".git"] {
-        if let Some(found) = config::find_upwards(cwd, marker).and_then(|p| p.parent().map(Path::to_path_buf)) {
-            return found;
-        }
-    }
-    cwd.to_path_buf()
 }
