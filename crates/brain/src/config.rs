@@ -39,6 +39,8 @@ pub struct Config {
     pub vault: crate::vault::VaultConfig,
     /// Agent hooks (`[hooks]`).
     pub hooks: HooksConfig,
+    /// Remote mode (`[remote]`): the CLI talking to a `brain serve`.
+    pub remote: RemoteConfig,
 }
 
 /// `[hooks]` table: agent hook behaviour (SPEC §7.4).
@@ -56,6 +58,22 @@ pub struct HooksConfig {
 impl Default for HooksConfig {
     fn default() -> Self {
         HooksConfig { max_chars: 9500, refresh_interval: 30, timeout_ms: 3000 }
+    }
+}
+
+/// `[remote]` table: the CLI in remote mode (`--remote URL` / `BRAIN_URL`). The URL and the
+/// token are not config keys: the URL is a flag or `BRAIN_URL`, the token only `BRAIN_TOKEN`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemoteConfig {
+    /// A remote command gives up after this many milliseconds (connect + request + response).
+    /// `hook session-start` uses `hooks.timeout_ms` instead.
+    pub timeout_ms: u64,
+}
+
+impl Default for RemoteConfig {
+    fn default() -> Self {
+        RemoteConfig { timeout_ms: 10_000 }
     }
 }
 
@@ -103,6 +121,7 @@ impl Default for Config {
             brain: BrainDocumentConfig::default(),
             vault: crate::vault::VaultConfig::default(),
             hooks: HooksConfig::default(),
+            remote: RemoteConfig::default(),
         }
     }
 }
@@ -117,6 +136,7 @@ struct ConfigFile {
     brain: Option<toml::Table>,
     vault: Option<toml::Table>,
     hooks: Option<toml::Table>,
+    remote: Option<toml::Table>,
 }
 
 /// Environment variables that configure brain, read in one place so tests can pass their own.
@@ -208,6 +228,15 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
         merged.extend(table);
         config.hooks = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
             message: format!("config file {origin}: invalid [hooks] table: {}", err.message()),
+            hint: None,
+        })?;
+    }
+    if let Some(table) = file.remote {
+        let mut merged = toml::Table::try_from(&config.remote)
+            .map_err(|err| BrainError::internal(format!("cannot serialize remote config: {err}")))?;
+        merged.extend(table);
+        config.remote = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [remote] table: {}", err.message()),
             hint: None,
         })?;
     }
@@ -310,6 +339,12 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # max_chars = 9500         # cap of injected context
 # refresh_interval = 30    # user-prompt-submit re-injects every N turns, only on change
 # timeout_ms = 3000        # a hook gives up with an empty payload after this long
+#                          # (hook session-start with --remote / BRAIN_URL: the request too)
+
+# Remote mode: `--remote URL` or BRAIN_URL sends session-start, hook session-start, search,
+# remember and brain to a `brain serve`; the bearer token comes from BRAIN_TOKEN only.
+# [remote]
+# timeout_ms = 10000       # connect + request + response
 
 # The vault of markdown arcs and the deterministic tick (`brain vault`, `brain tick`).
 # [vault]

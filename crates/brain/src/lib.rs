@@ -11,5 +11,6 @@ pub mod hook;
 pub mod mcp;
 pub mod output;
 pub mod recall;
+pub mod remote;
 pub mod skills;
 pub mod vault;
