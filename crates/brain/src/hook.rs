@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::app::{Brain, Context, SessionRequest, write_atomically};
 use crate::config::HooksConfig;
 use crate::error::{BrainError, BrainResult};
+use crate::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
 
 /// The hook input fields brain uses; everything else is ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -68,19 +69,30 @@ fn fail_open(
     fallback: String,
     work: impl FnOnce() -> BrainResult<String> + Send + 'static,
 ) -> String {
+    match within(timeout, work) {
+        Ok(output) => output,
+        Err(reason) => {
+            log(&context.home, event, &reason);
+            fallback
+        }
+    }
+}
+
+/// Runs `work` on a thread and waits at most `timeout`: its output, or why there is none
+/// (its error, a panic, the time-out). A worker still running is abandoned; the process
+/// exits without it.
+fn within(timeout: Duration, work: impl FnOnce() -> BrainResult<String> + Send + 'static) -> Result<String, String> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
         let _ = sender.send(outcome);
     });
-    let reason = match receiver.recv_timeout(timeout) {
-        Ok(Ok(Ok(output))) => return output,
-        Ok(Ok(Err(err))) => err.to_string(),
-        Ok(Err(_)) => "internal error (panic)".to_string(),
-        Err(_) => format!("timed out after {} ms", timeout.as_millis()),
-    };
-    log(&context.home, event, &reason);
-    fallback
+    match receiver.recv_timeout(timeout) {
+        Ok(Ok(Ok(output))) => Ok(output),
+        Ok(Ok(Err(err))) => Err(err.to_string()),
+        Ok(Err(_)) => Err("internal error (panic)".to_string()),
+        Err(_) => Err(format!("timed out after {} ms", timeout.as_millis())),
+    }
 }
 
 /// `brain hook session-start`: the working memory as SessionStart context.
@@ -109,6 +121,55 @@ pub fn session_start(context: &Context, stdin: &[u8]) -> String {
         }
         Ok(payload("SessionStart", &start.text))
     })
+}
+
+/// `brain hook session-start` in remote mode (`--remote URL` / `BRAIN_URL`): the same
+/// payload from a `brain serve`, rendered from the text it sends. Fail-open as the local
+/// hook, within `hooks.timeout_ms` (the request's time-out too): a bad URL, a server that
+/// is down, slow, failing or sending garbage gives the empty payload and a line in
+/// `<home>/logs/hooks.log` (the home's `logs` folder is created for it: a machine that
+/// only talks to a server may have no home yet). The token is never logged.
+pub fn session_start_remote(context: &Context, stdin: &[u8], url: &str, fixed_clock: bool) -> String {
+    let fallback = payload("SessionStart", "");
+    let input = match parse_input(stdin) {
+        Ok(input) => input,
+        Err(err) => {
+            log_creating_logs(&context.home, "session-start", &err.to_string());
+            return fallback;
+        }
+    };
+    let context = hook_context(context, &input);
+    let config = hooks_config(&context);
+    let timeout = Duration::from_millis(config.timeout_ms);
+    let worker_context = context.clone();
+    let url = url.to_string();
+    // The request gives up a little before the hook does, so the log names the server.
+    let request_timeout = timeout * 9 / 10;
+    let outcome = within(timeout, move || {
+        let target = RemoteTarget::from_env(&url)?;
+        let remote = RemoteBrain::new(&worker_context, target, fixed_clock, Some(request_timeout))?;
+        let request = SessionRequest { top: 5, max_chars: Some(config.max_chars), ..SessionRequest::default() };
+        let start = remote.session_start(&request)?;
+        Ok(payload("SessionStart", &start.text))
+    });
+    match outcome {
+        Ok(output) => output,
+        Err(reason) => {
+            log_creating_logs(&context.home, "session-start", &format!("remote: {reason}"));
+            fallback
+        }
+    }
+}
+
+/// The hooks remote mode does not cover (user-prompt-submit, stop, session-end) do
+/// nothing with `--remote` / `BRAIN_URL` set, print nothing and exit 0 (hooks never fail);
+/// the log says why.
+pub fn skip_remote(context: &Context, event: &str) {
+    log_creating_logs(
+        &context.home,
+        event,
+        &format!("skipped: not supported with --remote / BRAIN_URL (remote mode covers {REMOTE_COMMANDS})"),
+    );
 }
 
 /// `brain hook user-prompt-submit`: counts turns; every `refresh_interval` turns, when the
@@ -202,6 +263,12 @@ pub fn log(home: &Path, event: &str, message: &str) {
         let stamp = brain_core::time::format_timestamp(jiff::Timestamp::now());
         let _ = writeln!(file, "{stamp} {event}: {}", message.replace('\n', " "));
     }
+}
+
+/// [`log`], creating `<home>/logs` first (remote hooks may run without a home).
+fn log_creating_logs(home: &Path, event: &str, message: &str) {
+    let _ = std::fs::create_dir_all(home.join("logs"));
+    log(home, event, message);
 }
 
 /// Where `install` writes.

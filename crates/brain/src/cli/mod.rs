@@ -8,11 +8,12 @@ mod progress;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::app::Context;
 use crate::config;
 use crate::error::{BrainError, BrainResult};
+use crate::remote::{self, RemoteBrain, RemoteTarget};
 
 pub use fields::ItemFields;
 
@@ -32,6 +33,10 @@ pub struct Cli {
     /// Print data as JSON
     #[arg(long, global = true)]
     pub json: bool,
+    /// Talk to a `brain serve` at URL instead of the local store (session-start, hook
+    /// session-start, search, remember, brain); the bearer token comes from BRAIN_TOKEN
+    #[arg(long, global = true, env = "BRAIN_URL", value_name = "URL")]
+    pub remote: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -98,8 +103,12 @@ pub enum Command {
 
 /// Parses the process arguments, runs the command and returns the exit code.
 pub fn run() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command().try_get_matches().and_then(|matches| {
+        let cli = Cli::from_arg_matches(&matches)?;
+        Ok((cli, command_name(&matches)))
+    });
+    let (cli, command_name) = match parsed {
+        Ok(parsed) => parsed,
         Err(err) => {
             use clap::error::ErrorKind;
             let _ = err.print();
@@ -122,7 +131,7 @@ pub fn run() -> ExitCode {
         eprintln!("brain hook: {err}");
         return ExitCode::SUCCESS;
     }
-    match execute(cli) {
+    match execute(cli, &command_name) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             report(&err, json);
@@ -144,9 +153,23 @@ pub fn report(err: &BrainError, json: bool) {
     }
 }
 
-fn execute(cli: Cli) -> BrainResult<()> {
+/// The subcommand path as typed (`search`, `hook install`), for messages.
+fn command_name(matches: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut current = matches;
+    while let Some((name, sub)) = current.subcommand() {
+        names.push(name);
+        current = sub;
+    }
+    names.join(" ")
+}
+
+fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
     let context = context(&cli)?;
     let json = cli.json;
+    if let Some(url) = cli.remote.as_deref().filter(|url| !url.trim().is_empty()) {
+        return execute_remote(cli.command, &context, url, cli.now.is_some(), command_name, json);
+    }
     match cli.command {
         Command::Init(args) => commands::init::run(&context, args, json),
         Command::Remember(args) => commands::remember::run(&context, args, json),
@@ -176,6 +199,28 @@ fn execute(cli: Cli) -> BrainResult<()> {
         Command::Capture(args) => commands::capture::run(&context, args, json),
         Command::Hook(args) => commands::hook::run(&context, args, json),
         Command::Mcp(args) => commands::mcp::run(&context, args, cli.now.is_some()),
+    }
+}
+
+/// Remote mode (`--remote URL` / `BRAIN_URL`): the commands a `brain serve` answers, with
+/// the local rendering; every other command is refused rather than silently run locally.
+fn execute_remote(
+    command: Command,
+    context: &Context,
+    url: &str,
+    fixed_clock: bool,
+    command_name: &str,
+    json: bool,
+) -> BrainResult<()> {
+    let connect = || RemoteBrain::new(context, RemoteTarget::from_env(url)?, fixed_clock, None);
+    match command {
+        // Hooks get the URL unchecked: even a bad one must fail open.
+        Command::Hook(args) => commands::hook::run_remote(context, args, url, fixed_clock, json),
+        Command::SessionStart(args) => commands::session_start::run_remote(&connect()?, args),
+        Command::Search(args) => commands::search::run_remote(&connect()?, args, json),
+        Command::Remember(args) => commands::remember::run_remote(&connect()?, args, json),
+        Command::Brain(args) => commands::brain::run_remote(&connect()?, args, json),
+        _ => Err(remote::unsupported(command_name)),
     }
 }
 

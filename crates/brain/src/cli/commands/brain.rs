@@ -1,8 +1,11 @@
 //! `brain brain`: the layered brain document (SPEC §4.1).
 
+use brain_core::assemble::BrainDocument;
+
 use crate::app::{Brain, BudgetOverrides, Context};
 use crate::error::BrainResult;
 use crate::output::Out;
+use crate::remote::RemoteBrain;
 
 /// Budget flags shared by the context commands.
 #[derive(Debug, Default, clap::Args)]
@@ -41,20 +44,31 @@ pub struct Args {
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let options = brain.brain_options(&args.budget.overrides());
-    let document = brain.brain_document(&options)?;
+    render(&brain.brain_document(&options)?, json);
+    Ok(())
+}
+
+/// The same command against a `brain serve` (`--remote`): its config supplies the budgets
+/// the flags leave unset.
+pub fn run_remote(remote: &RemoteBrain, args: Args, json: bool) -> BrainResult<()> {
+    render(&remote.brain_document(&args.budget.overrides())?, json);
+    Ok(())
+}
+
+/// The document (or its JSON) on stdout, the budget report on stderr.
+fn render(document: &BrainDocument, json: bool) {
     let mut out = Out::new();
     if json {
-        out.json(&document);
-    } else {
-        out.text(&document.document);
-        eprintln!(
-            "brain: {} of {} tokens, {} items loaded, {} archived, hash {}",
-            document.token_estimate,
-            document.budget.cap,
-            document.items_loaded,
-            document.layers.archived.count,
-            document.brain_hash
-        );
+        out.json(document);
+        return;
     }
-    Ok(())
+    out.text(&document.document);
+    eprintln!(
+        "brain: {} of {} tokens, {} items loaded, {} archived, hash {}",
+        document.token_estimate,
+        document.budget.cap,
+        document.items_loaded,
+        document.layers.archived.count,
+        document.brain_hash
+    );
 }

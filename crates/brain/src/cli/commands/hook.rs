@@ -87,6 +87,31 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     }
 }
 
+/// The hooks with `--remote` / `BRAIN_URL`: session-start asks the server; the hooks remote
+/// mode does not cover do nothing (and still exit 0); install touches no store and runs as
+/// usual.
+pub fn run_remote(context: &Context, args: Args, url: &str, fixed_clock: bool, json: bool) -> BrainResult<()> {
+    match args.command {
+        HookCommand::SessionStart => {
+            let output = hook::session_start_remote(context, &read_stdin_bytes(), url, fixed_clock);
+            Out::new().line(output);
+            Ok(())
+        }
+        HookCommand::UserPromptSubmit | HookCommand::Stop | HookCommand::SessionEnd => {
+            // Drain the hook input so the agent's write never meets a closed pipe.
+            read_stdin_bytes();
+            let event = match args.command {
+                HookCommand::UserPromptSubmit => "user-prompt-submit",
+                HookCommand::Stop => "stop",
+                _ => "session-end",
+            };
+            hook::skip_remote(context, event);
+            Ok(())
+        }
+        HookCommand::Install(install) => run_install(context, install, json),
+    }
+}
+
 fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<()> {
     let scope = match args.scope {
         Scope::User => InstallScope::User,

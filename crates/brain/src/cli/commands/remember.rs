@@ -1,9 +1,12 @@
 //! `brain remember`: add an item from flags, with the content from `--content` or stdin.
 
+use brain_core::{Item, ItemDraft};
+
 use crate::app::{Brain, Context};
 use crate::cli::ItemFields;
 use crate::error::{BrainError, BrainResult};
 use crate::output::Out;
+use crate::remote::RemoteBrain;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,6 +22,22 @@ pub struct Args {
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
+    let item = brain.remember(draft(args)?, "cli")?;
+    render(&item, json);
+    Ok(())
+}
+
+/// The same command against a `brain serve` (`--remote`): the draft is prepared here and
+/// the server redacts, validates and stores it.
+pub fn run_remote(remote: &RemoteBrain, args: Args, json: bool) -> BrainResult<()> {
+    let item = remote.remember(&draft(args)?)?;
+    render(&item, json);
+    Ok(())
+}
+
+/// The draft the flags and stdin describe: content from --content or stdin, the title
+/// from the first content line when --title is missing, --pin and --priority.
+fn draft(args: Args) -> BrainResult<ItemDraft> {
     let content = match args.fields.content.as_deref() {
         Some("-") => Some(super::read_stdin()?),
         Some(text) => Some(text.to_string()),
@@ -41,12 +60,14 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         draft.pinned = Some(true);
     }
     draft.pin_priority = args.priority;
-    let item = brain.remember(draft, "cli")?;
+    Ok(draft)
+}
+
+fn render(item: &Item, json: bool) {
     let mut out = Out::new();
     if json {
-        out.json(&item);
+        out.json(item);
     } else {
         out.line(format!("remembered {} ({}, {}, {} tokens)", item.id, item.kind, item.scope, item.tokens));
     }
-    Ok(())
 }

@@ -1,12 +1,13 @@
 //! `brain search QUERY`: BM25 over title, content, tags, files and schema key.
 
 use brain_core::Status;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::app::{Brain, Context};
 use crate::cli::commands::list::FilterArgs;
 use crate::error::{BrainError, BrainResult};
 use crate::output::Out;
+use crate::remote::RemoteBrain;
 
 /// Most results one page may hold (SPEC §5: bounded in every interface).
 pub const MAX_LIMIT: usize = 100;
@@ -26,17 +27,19 @@ pub struct Args {
     pub offset: usize,
 }
 
-#[derive(Serialize)]
-struct SearchPage<'a> {
-    query: &'a str,
-    results: Vec<SearchResult<'a>>,
+/// One page of results: the JSON of `brain search --json` (a remote page is converted to it).
+#[derive(Debug, Serialize)]
+struct SearchPage {
+    query: String,
+    results: Vec<SearchResult>,
     next_offset: Option<usize>,
 }
 
-#[derive(Serialize)]
-struct SearchResult<'a> {
-    id: &'a str,
-    title: &'a str,
+/// One result row, as printed and as `brain serve` sends it.
+#[derive(Debug, Serialize, Deserialize)]
+struct SearchResult {
+    id: String,
+    title: String,
     kind: brain_core::Kind,
     scope: String,
     status: Status,
@@ -45,9 +48,7 @@ struct SearchResult<'a> {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    if !(1..=MAX_LIMIT).contains(&args.limit) {
-        return Err(BrainError::user(format!("--limit {} is out of range (1 to {MAX_LIMIT})", args.limit)));
-    }
+    check_limit(&args)?;
     let brain = Brain::open(context)?;
     let query = args.query.join(" ");
     let mut filter = args.filter.to_filter(&brain, &[Status::Approved])?;
@@ -58,13 +59,12 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let more = hits.len() > args.limit;
     hits.truncate(args.limit);
     let page = SearchPage {
-        query: &query,
         next_offset: more.then_some(args.offset + args.limit),
         results: hits
             .iter()
             .map(|hit| SearchResult {
-                id: &hit.item.id,
-                title: &hit.item.title,
+                id: hit.item.id.clone(),
+                title: hit.item.title.clone(),
                 kind: hit.item.kind,
                 scope: hit.item.scope.to_string(),
                 status: hit.item.status,
@@ -72,19 +72,64 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
                 snippet: snippet(&hit.item.content),
             })
             .collect(),
+        query,
     };
+    render(&page, args.offset, json);
+    Ok(())
+}
+
+/// The same search against a `brain serve` (`--remote`): the query, --limit and --offset
+/// (the server searches the project's and the global scope, approved items).
+pub fn run_remote(remote: &RemoteBrain, args: Args, json: bool) -> BrainResult<()> {
+    check_limit(&args)?;
+    let filter = &args.filter;
+    let given: Vec<&str> = [
+        ("--scope", !filter.scopes.is_empty()),
+        ("--all-scopes", filter.all_scopes),
+        ("--kind", !filter.kinds.is_empty()),
+        ("--status", !filter.statuses.is_empty()),
+        ("--tag", !filter.tags.is_empty()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, set)| set.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        return Err(BrainError::user_with_hint(
+            format!(
+                "`brain search` with --remote takes only the query, --limit and --offset (not {})",
+                given.join(", ")
+            ),
+            "drop the filter flags, or search the local store without --remote / BRAIN_URL",
+        ));
+    }
+    let remote_page = remote.search(&args.query.join(" "), args.limit, args.offset)?;
+    let page =
+        SearchPage { query: remote_page.query, results: remote_page.results, next_offset: remote_page.next_offset };
+    render(&page, args.offset, json);
+    Ok(())
+}
+
+fn check_limit(args: &Args) -> BrainResult<()> {
+    if !(1..=MAX_LIMIT).contains(&args.limit) {
+        return Err(BrainError::user(format!("--limit {} is out of range (1 to {MAX_LIMIT})", args.limit)));
+    }
+    Ok(())
+}
+
+/// The page as JSON, or ranked lines on stdout with notes on stderr.
+fn render(page: &SearchPage, offset: usize, json: bool) {
     let mut out = Out::new();
     if json {
-        out.json(&page);
-        return Ok(());
+        out.json(page);
+        return;
     }
     if page.results.is_empty() {
-        eprintln!("no results for {query:?}");
+        eprintln!("no results for {:?}", page.query);
     }
     for (rank, result) in page.results.iter().enumerate() {
         out.line(format!(
             "{:>3}. [{}] {}  ({}, score {:.2})",
-            args.offset + rank + 1,
+            offset + rank + 1,
             result.kind,
             result.title,
             result.id,
@@ -97,7 +142,6 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     if let Some(next) = page.next_offset {
         eprintln!("(more: --offset {next})");
     }
-    Ok(())
 }
 
 /// The first line of content, at most 120 characters.

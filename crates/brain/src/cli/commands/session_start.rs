@@ -1,8 +1,11 @@
 //! `brain session-start`: the working memory for a new agent session (SPEC §4.2).
 
+use brain_core::assemble::session::SessionStart;
+
 use crate::app::{Brain, Context, SessionRequest};
 use crate::error::{BrainError, BrainResult};
 use crate::output::Out;
+use crate::remote::RemoteBrain;
 
 /// Default character cap of the text form (Claude Code cuts hook context above 10,000).
 pub const DEFAULT_MAX_CHARS: usize = 9500;
@@ -33,21 +36,37 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args, _json: bool) -> BrainResult<()> {
+    let request = request(&args)?;
+    let brain = Brain::open(context)?;
+    render(&brain.session_start(&request)?, args.format);
+    Ok(())
+}
+
+/// The same command against a `brain serve` (`--remote`): same request, same rendering.
+pub fn run_remote(remote: &RemoteBrain, args: Args) -> BrainResult<()> {
+    let request = request(&args)?;
+    render(&remote.session_start(&request)?, args.format);
+    Ok(())
+}
+
+fn request(args: &Args) -> BrainResult<SessionRequest> {
     if !(1..=50).contains(&args.top) {
         return Err(BrainError::user(format!("--top {} is out of range (1 to 50)", args.top)));
     }
-    let brain = Brain::open(context)?;
-    let request = SessionRequest {
-        topics: args.topics,
-        task: args.task,
+    Ok(SessionRequest {
+        topics: args.topics.clone(),
+        task: args.task.clone(),
         top: args.top,
         max_chars: (args.format == Format::Text).then_some(args.max_chars),
         token_budget: None,
-    };
-    let payload = brain.session_start(&request)?;
+    })
+}
+
+/// The payload as JSON, or its text on stdout and the budget report on stderr.
+fn render(payload: &SessionStart, format: Format) {
     let mut out = Out::new();
-    match args.format {
-        Format::Json => out.json(&payload),
+    match format {
+        Format::Json => out.json(payload),
         Format::Text => {
             out.text(&payload.text);
             if !payload.text.is_empty() && !payload.text.ends_with('\n') {
@@ -67,5 +86,4 @@ pub fn run(context: &Context, args: Args, _json: bool) -> BrainResult<()> {
             );
         }
     }
-    Ok(())
 }
