@@ -11,5 +11,7 @@ pub mod hook;
 pub mod mcp;
 pub mod output;
 pub mod recall;
+pub mod serve;
 pub mod skills;
 pub mod vault;
+pub mod views;

@@ -6,6 +6,7 @@ mod cli_concurrency;
 mod cli_context;
 mod cli_items;
 mod mcp;
+mod serve;
 mod session_start;
 mod vault_scan;
 mod vault_support;
