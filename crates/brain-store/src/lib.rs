@@ -96,6 +96,13 @@ impl Store {
         }
     }
 
+    /// Whether any item (of any status) lives in `scope`.
+    pub fn has_scope(&self, scope: &brain_core::Scope) -> StoreResult<bool> {
+        match self {
+            Store::Sqlite(store) => store.has_scope(scope),
+        }
+    }
+
     /// Database integrity, FTS index consistency and migration state.
     pub fn check(&self) -> StoreResult<StoreStats> {
         match self {

@@ -351,10 +351,20 @@ impl SqliteStore {
 
     pub fn generation(&self) -> StoreResult<u64> {
         let connection = self.lock();
-        connection
-            .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |row| row.get::<_, i64>(0))
-            .map(|value| value as u64)
-            .map_err(|e| self.sqlite_error(e))
+        // Cached: `brain serve` reads it on every conditional request.
+        let mut statement = connection
+            .prepare_cached("SELECT value FROM meta WHERE key = 'generation'")
+            .map_err(|e| self.sqlite_error(e))?;
+        statement.query_row([], |row| row.get::<_, i64>(0)).map(|value| value as u64).map_err(|e| self.sqlite_error(e))
+    }
+
+    /// Whether any item (of any status) lives in `scope`: one index probe.
+    pub fn has_scope(&self, scope: &brain_core::Scope) -> StoreResult<bool> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM items WHERE scope = ?1)")
+            .map_err(|e| self.sqlite_error(e))?;
+        statement.query_row([scope.to_string()], |row| row.get::<_, bool>(0)).map_err(|e| self.sqlite_error(e))
     }
 
     pub fn check(&self) -> StoreResult<StoreStats> {

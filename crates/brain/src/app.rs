@@ -245,19 +245,35 @@ impl Brain {
         expected_version: Option<u64>,
         change: impl FnOnce(&mut Item) -> BrainResult<()>,
     ) -> BrainResult<Item> {
+        self.modify_guarded(id, expected_version, &|_| Ok(()), change)
+    }
+
+    /// `modify` with a `guard` run on the stored item and again on the changed one, inside
+    /// the transaction (the HTTP API's scope grants): a guard error leaves the item as it was.
+    fn modify_guarded(
+        &self,
+        id: &str,
+        expected_version: Option<u64>,
+        guard: &dyn Fn(&Item) -> BrainResult<()>,
+        change: impl FnOnce(&mut Item) -> BrainResult<()>,
+    ) -> BrainResult<Item> {
         check_id(id)?;
         self.fold_access_log();
         let mut outcome: BrainResult<()> = Ok(());
         let written = self.store.write(|tx| {
             let mut item = tx.require(id)?;
-            if let Some(path) = item.source.strip_prefix("vault:") {
-                outcome = Err(BrainError::user_with_hint(
+            let checked = guard(&item).and_then(|()| match item.source.strip_prefix("vault:") {
+                Some(path) => Err(BrainError::user_with_hint(
                     format!("item {id} comes from the vault and is read-only here"),
                     format!("edit the file {path}"),
-                ));
-                return Ok(None);
-            }
-            if let Err(err) = change(&mut item).and_then(|()| self.prepare(&mut item).map(|_| ())) {
+                )),
+                None => Ok(()),
+            });
+            let changed = checked
+                .and_then(|()| change(&mut item))
+                .and_then(|()| guard(&item))
+                .and_then(|()| self.prepare(&mut item).map(|_| ()));
+            if let Err(err) = changed {
                 outcome = Err(err);
                 return Ok(None);
             }
@@ -269,8 +285,19 @@ impl Brain {
 
     /// Applies the set fields of a draft (`edit`); `updated_at` moves to now.
     pub fn edit(&self, id: &str, draft: &ItemDraft, expected_version: Option<u64>) -> BrainResult<Item> {
+        self.edit_guarded(id, draft, expected_version, &|_| Ok(()))
+    }
+
+    /// `edit` with a guard on the item before and after the change (see `modify_guarded`).
+    pub fn edit_guarded(
+        &self,
+        id: &str,
+        draft: &ItemDraft,
+        expected_version: Option<u64>,
+        guard: &dyn Fn(&Item) -> BrainResult<()>,
+    ) -> BrainResult<Item> {
         let now = self.now;
-        self.modify(id, expected_version, |item| {
+        self.modify_guarded(id, expected_version, guard, |item| {
             draft.apply_to(item)?;
             if draft.updated_at.is_none() {
                 item.updated_at = now;
@@ -282,7 +309,18 @@ impl Brain {
     /// Changes the review status (`approve`, `deprecate`). Status changes do not count as
     /// content edits, so `updated_at` (recency) stays.
     pub fn set_status(&self, id: &str, status: Status) -> BrainResult<Item> {
-        self.modify(id, None, |item| {
+        self.set_status_guarded(id, status, None, &|_| Ok(()))
+    }
+
+    /// `set_status` with an expected version and a guard (see `modify_guarded`).
+    pub fn set_status_guarded(
+        &self,
+        id: &str,
+        status: Status,
+        expected_version: Option<u64>,
+        guard: &dyn Fn(&Item) -> BrainResult<()>,
+    ) -> BrainResult<Item> {
+        self.modify_guarded(id, expected_version, guard, |item| {
             if item.status == Status::Superseded && status == Status::Approved {
                 return Err(BrainError::user(format!(
                     "item {id} is superseded by {}; approve that one instead",
@@ -369,14 +407,36 @@ impl Brain {
     /// Soft forget archives the item (kept, searchable with a flag, never injected);
     /// `hard` erases it for good.
     pub fn forget(&self, id: &str, hard: bool) -> BrainResult<Option<Item>> {
+        self.forget_guarded(id, hard, None, &|_| Ok(()))
+    }
+
+    /// `forget` with an expected version and a guard, both checked in the transaction.
+    pub fn forget_guarded(
+        &self,
+        id: &str,
+        hard: bool,
+        expected_version: Option<u64>,
+        guard: &dyn Fn(&Item) -> BrainResult<()>,
+    ) -> BrainResult<Option<Item>> {
         if !hard {
-            return self.set_status(id, Status::Archived).map(Some);
+            return self.set_status_guarded(id, Status::Archived, expected_version, guard).map(Some);
         }
         check_id(id)?;
-        let existed = self.store.write(|tx| tx.delete(id))?;
-        if !existed {
-            return Err(BrainError::NotFound { message: format!("item {id} not found"), hint: None });
-        }
+        let mut outcome: BrainResult<()> = Ok(());
+        self.store.write(|tx| {
+            let item = tx.require(id)?;
+            if let Some(expected) = expected_version
+                && expected != item.version
+            {
+                return Err(brain_store::StoreError::Conflict { id: id.to_string(), expected, actual: item.version });
+            }
+            if let Err(err) = guard(&item) {
+                outcome = Err(err);
+                return Ok(false);
+            }
+            tx.delete(id)
+        })?;
+        outcome?;
         Ok(None)
     }
 

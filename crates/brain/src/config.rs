@@ -41,6 +41,67 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// Remote mode (`[remote]`): the CLI talking to a `brain serve`.
     pub remote: RemoteConfig,
+    /// `brain serve` (`[serve]`; only in the user config, never in a project's `.brain.toml`).
+    pub serve: ServeConfig,
+}
+
+/// `[serve]` table: the HTTP server (SPEC §7.2, §9).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Address to listen on; a non-loopback address needs `[[serve.tokens]]`.
+    pub listen: String,
+    /// Largest accepted request body (bytes); larger ones get 413.
+    pub max_body_bytes: usize,
+    /// A request (other than the event stream and MCP) is cut off with 408 after this long.
+    pub request_timeout_secs: u64,
+    /// Store connections serving requests at once.
+    pub pool_size: usize,
+    /// How often the event stream looks for writes by other processes (milliseconds).
+    pub events_poll_ms: u64,
+    /// Bearer tokens and their scope grants. Empty: no auth (loopback only).
+    pub tokens: Vec<TokenConfig>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: "127.0.0.1:7077".into(),
+            max_body_bytes: 1024 * 1024,
+            request_timeout_secs: 30,
+            pool_size: 4,
+            events_poll_ms: 500,
+            tokens: Vec::new(),
+        }
+    }
+}
+
+/// One `[[serve.tokens]]` entry: a secret (in clear, or its SHA-256 in hex) and the scopes
+/// it may read and write (`global`, `project/NAME`, `project/*`, `*`, …).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// A name for logs and metrics (the secret itself is never logged).
+    pub name: String,
+    #[serde(default, skip_serializing)]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub token_sha256: Option<String>,
+    #[serde(default)]
+    pub read: Vec<String>,
+    #[serde(default)]
+    pub write: Vec<String>,
+}
+
+impl std::fmt::Debug for TokenConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the secret.
+        f.debug_struct("TokenConfig")
+            .field("name", &self.name)
+            .field("read", &self.read)
+            .field("write", &self.write)
+            .finish()
+    }
 }
 
 /// `[hooks]` table: agent hook behaviour (SPEC §7.4).
@@ -122,6 +183,7 @@ impl Default for Config {
             vault: crate::vault::VaultConfig::default(),
             hooks: HooksConfig::default(),
             remote: RemoteConfig::default(),
+            serve: ServeConfig::default(),
         }
     }
 }
@@ -137,6 +199,7 @@ struct ConfigFile {
     vault: Option<toml::Table>,
     hooks: Option<toml::Table>,
     remote: Option<toml::Table>,
+    serve: Option<toml::Table>,
 }
 
 /// Environment variables that configure brain, read in one place so tests can pass their own.
@@ -173,6 +236,12 @@ pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
         && let Some(mut file) = read_config_file(&project_file)?
     {
         project_from_file = file.project.take();
+        if file.serve.is_some() {
+            return Err(BrainError::Config {
+                message: format!("{}: [serve] is not allowed in a project file", project_file.display()),
+                hint: Some(format!("server settings and tokens belong in {}", user_file.display())),
+            });
+        }
         apply_file(&mut config, file, &project_file)?;
     }
     if let Some(tokenizer) = &env.tokenizer {
@@ -221,6 +290,13 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
     }
     if let Some(table) = file.vault {
         config.vault = crate::vault::VaultConfig::merged(&config.vault, table, &origin)?;
+    }
+    if let Some(table) = file.serve {
+        // Not merged key by key: only the user config may carry it.
+        config.serve = toml::Value::Table(table).try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [serve] table: {}", err.message()),
+            hint: None,
+        })?;
     }
     if let Some(table) = file.hooks {
         let mut merged = toml::Table::try_from(&config.hooks)
@@ -345,6 +421,19 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # remember and brain to a `brain serve`; the bearer token comes from BRAIN_TOKEN only.
 # [remote]
 # timeout_ms = 10000       # connect + request + response
+
+# The HTTP server (`brain serve`). It listens on loopback unless tokens are configured.
+# [serve]
+# listen = "127.0.0.1:7077"
+# max_body_bytes = 1048576
+# request_timeout_secs = 30
+# pool_size = 4                  # store connections serving requests at once
+# events_poll_ms = 500           # how often /api/v2/events looks for writes
+# [[serve.tokens]]               # one per client; read/write grants by scope
+# name = "ci-agent"
+# token_sha256 = "…"             # sha256 of the secret in hex (or token = "…" in clear)
+# read = ["project/acme-api"]    # global is readable by every valid token
+# write = ["project/acme-api"]   # "project/*" or "*" grant more
 
 # The vault of markdown arcs and the deterministic tick (`brain vault`, `brain tick`).
 # [vault]

@@ -16,6 +16,9 @@ pub enum BrainError {
     Conflict { message: String },
     #[error("{message}")]
     Config { message: String, hint: Option<String> },
+    /// The caller's credentials do not allow this (the HTTP API's scope grants).
+    #[error("{message}")]
+    Forbidden { message: String },
     /// A bug or an environment failure the user cannot fix by changing their input.
     #[error("{message}")]
     Internal { message: String },
@@ -51,6 +54,7 @@ impl BrainError {
             BrainError::NotFound { .. } => "not_found",
             BrainError::Conflict { .. } => "conflict",
             BrainError::Config { .. } => "config",
+            BrainError::Forbidden { .. } => "forbidden",
             BrainError::Internal { .. } => "internal",
         }
     }
@@ -61,6 +65,7 @@ impl BrainError {
                 hint.as_deref()
             }
             BrainError::Conflict { .. } => Some("re-read the item (`brain show ID`) and apply your change again"),
+            BrainError::Forbidden { .. } => None,
             BrainError::Internal { .. } => None,
         }
     }

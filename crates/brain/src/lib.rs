@@ -12,5 +12,7 @@ pub mod mcp;
 pub mod output;
 pub mod recall;
 pub mod remote;
+pub mod serve;
 pub mod skills;
 pub mod vault;
+pub mod views;

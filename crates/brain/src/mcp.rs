@@ -154,16 +154,6 @@ fn json_text(value: &serde_json::Value) -> ContentBlock {
     ContentBlock::text(serde_json::to_string(value).unwrap_or_default())
 }
 
-/// The first line of content, at most 120 characters.
-fn snippet(content: &str) -> String {
-    let line = content.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let mut text: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        text.push('…');
-    }
-    text
-}
-
 fn item_summary(item: &brain_core::Item) -> serde_json::Value {
     json!({
         "id": item.id, "title": item.title, "kind": item.kind, "status": item.status,
@@ -264,16 +254,7 @@ impl BrainMcp {
             let mut hits = brain.search(&params.query, &filter)?;
             let more = hits.len() > limit;
             hits.truncate(limit);
-            let results: Vec<_> = hits
-                .iter()
-                .map(|hit| {
-                    json!({
-                        "id": hit.item.id, "title": hit.item.title, "kind": hit.item.kind,
-                        "scope": hit.item.scope.to_string(), "status": hit.item.status,
-                        "score": (hit.score * 1000.0).round() / 1000.0, "snippet": snippet(&hit.item.content),
-                    })
-                })
-                .collect();
+            let results: Vec<_> = hits.iter().map(crate::views::SearchResult::from_hit).collect();
             let page =
                 json!({"query": params.query, "results": results, "next_offset": more.then_some(offset + limit)});
             Ok(vec![json_text(&page)])

@@ -470,6 +470,7 @@ fn scrub_error(err: BrainError, token: &Token) -> BrainError {
             BrainError::NotFound { message: scrub(message), hint: scrub_hint(hint) }
         }
         BrainError::Conflict { message } => BrainError::Conflict { message: scrub(message) },
+        BrainError::Forbidden { message } => BrainError::Forbidden { message: scrub(message) },
         BrainError::Config { message, hint } => BrainError::Config { message: scrub(message), hint: scrub_hint(hint) },
         BrainError::Internal { message } => BrainError::Internal { message: scrub(message) },
     }

@@ -99,6 +99,8 @@ pub enum Command {
     Hook(commands::hook::Args),
     /// Serve the MCP tools over stdio (for agents: session start, search, remember, update)
     Mcp(commands::mcp::Args),
+    /// Serve the HTTP API (ETags, auth, events, metrics) and MCP over HTTP until SIGTERM
+    Serve(commands::serve::Args),
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -199,6 +201,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Capture(args) => commands::capture::run(&context, args, json),
         Command::Hook(args) => commands::hook::run(&context, args, json),
         Command::Mcp(args) => commands::mcp::run(&context, args, cli.now.is_some()),
+        Command::Serve(args) => commands::serve::run(&context, args, cli.now.is_some()),
     }
 }
 

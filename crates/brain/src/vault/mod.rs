@@ -174,3 +174,33 @@ pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) ->
     let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
     Ok(scan::scan(brain, &location.root, &location.skip, &mode)?.report)
 }
+
+/// An indexed arc with its heat at a given time (`GET /api/v2/arcs`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ArcSummary {
+    /// Vault-relative path of the arc's file.
+    pub path: String,
+    pub id: String,
+    pub title: String,
+    pub heat: u8,
+    pub region: String,
+    pub status: String,
+}
+
+/// Every indexed arc, hottest first, then newest, then by path. Reads the index only.
+pub fn arcs(brain: &Brain, now: brain_core::Timestamp) -> BrainResult<Vec<ArcSummary>> {
+    let snapshot = scan::load_snapshot(brain)?;
+    let mut views = feed::arc_views(&snapshot, now);
+    views.sort_by(|a, b| b.heat.cmp(&a.heat).then(b.arc.created.cmp(&a.arc.created)).then(a.relpath.cmp(b.relpath)));
+    Ok(views
+        .iter()
+        .map(|view| ArcSummary {
+            path: view.relpath.to_string(),
+            id: view.arc.cluster_id.clone(),
+            title: view.arc.title.clone(),
+            heat: view.heat,
+            region: view.region().to_string(),
+            status: view.status().to_string(),
+        })
+        .collect())
+}

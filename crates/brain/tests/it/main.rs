@@ -7,6 +7,7 @@ mod cli_context;
 mod cli_items;
 mod mcp;
 mod remote;
+mod serve;
 mod session_start;
 mod vault_scan;
 mod vault_support;

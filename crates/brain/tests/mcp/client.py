@@ -1,6 +1,7 @@
-"""Drives `brain mcp` with the official MCP Python SDK (a client we did not write).
+"""Drives brain's MCP server with the official MCP Python SDK (a client we did not write).
 
-Usage: BRAIN_BIN=path/to/brain BRAIN_HOME=initialized/home python3 client.py
+Usage: BRAIN_BIN=path/to/brain BRAIN_HOME=initialized/home python3 client.py   (stdio: `brain mcp`)
+       BRAIN_MCP_URL=http://127.0.0.1:PORT/mcp python3 client.py               (`brain serve`'s /mcp)
 Exits 0 when every check passes; prints the failing check otherwise.
 """
 
@@ -42,107 +43,120 @@ def ok(result, what):
 
 
 async def main():
-    server = StdioServerParameters(
-        command=os.environ["BRAIN_BIN"],
-        args=["mcp"],
-        env={"BRAIN_HOME": os.environ["BRAIN_HOME"], "BRAIN_PROJECT": "demo", "PATH": os.environ.get("PATH", "")},
-    )
-    async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
-            init = await session.initialize()
-            assert field(init, "server_info", "serverInfo").name == "brain", init
+    url = os.environ.get("BRAIN_MCP_URL")
+    if url:
+        from mcp.client.streamable_http import streamable_http_client
 
-            listed = await session.list_tools()
-            names = {tool.name for tool in listed.tools}
-            assert names == TOOLS, f"tools: {sorted(names)}"
-            for tool in listed.tools:
-                assert tool.description and len(tool.description) > 20, f"{tool.name}: no description"
-                assert field(tool, "input_schema", "inputSchema").get("type") == "object", f"{tool.name}: no input schema"
-
-            [remembered] = ok(
-                await session.call_tool(
-                    "brain_remember",
-                    {
-                        "title": "Use WAL mode for SQLite",
-                        "content": "Concurrent readers need WAL; set journal_mode=WAL at open.",
-                        "kind": "decision",
-                        "importance": 4,
-                        "confidence": 0.9,
-                        "tags": ["sqlite", "storage"],
-                    },
-                ),
-                "remember",
-            )
-            item = json.loads(remembered)
-            item_id = item["id"]
-            assert item["source"] == "mcp", item
-            assert item["scope"] == "project/demo", item
-            # The test home's config sets write_policy = "draft".
-            assert item["status"] == "draft", item
-
-            [status] = ok(await session.call_tool("brain_status", {}), "status")
-            status = json.loads(status)
-            assert status["by_status"]["draft"] == 1, status
-            assert status["project"] == "demo", status
-            generation = status["generation"]
-
-            [updated] = ok(await session.call_tool("brain_update", {"id": item_id, "action": "approve"}), "update")
-            assert json.loads(updated)["updated"][0]["status"] == "approved", updated
-
-            [page] = ok(await session.call_tool("brain_search", {"query": "WAL sqlite", "limit": 5}), "search")
-            page = json.loads(page)
-            assert [r["id"] for r in page["results"]] == [item_id], page
-            assert page["next_offset"] is None, page
-
-            bad_limit = await session.call_tool("brain_search", {"query": "x", "limit": 101})
-            assert is_error(bad_limit) and "limit 101" in texts(bad_limit)[0], texts(bad_limit)
-
-            document, fields = ok(await session.call_tool("brain_get_memory", {"token_budget": 2000}), "get_memory")
-            assert "Use WAL mode for SQLite" in document, document
-            assert json.loads(fields)["brainHash"], fields
-
-            [status] = ok(await session.call_tool("brain_status", {}), "status")
-            status = json.loads(status)
-            assert status["by_status"]["approved"] == 1 and status["by_status"]["draft"] == 0, status
-            assert status["generation"] > generation, status
-
-            text, fields = ok(
-                await session.call_tool("brain_session_start", {"topics": "sqlite", "task": "tune storage"}),
-                "session_start",
-            )
-            assert text.strip(), "session_start text is empty"
-            fields = json.loads(fields)
-            assert item_id in fields["context_recall"], fields
-
-            text, fields = ok(
-                await session.call_tool("brain_context_pack", {"task": "sqlite storage", "token_budget": 600}),
-                "context_pack",
-            )
-            assert text.strip(), "context_pack text is empty"
-            fields = json.loads(fields)
-            assert fields["budget"]["cap"] == 600 and fields["budget"]["used"] <= 600, fields
-
-            # A second item supersedes the first.
-            [newer] = ok(
-                await session.call_tool("brain_remember", {"title": "WAL plus busy timeout", "content": "Also 5 s."}),
-                "remember 2",
-            )
-            newer_id = json.loads(newer)["id"]
-            [superseded] = ok(
-                await session.call_tool("brain_update", {"id": item_id, "action": "supersede", "by": newer_id}),
-                "supersede",
-            )
-            assert json.loads(superseded)["updated"][0]["status"] == "superseded", superseded
-
-            # Errors are tool errors with the brain's message, and the server stays up.
-            missing = await session.call_tool("brain_update", {"id": "mem_01ARZ3NDEKTSV4RRFFQ69G5FAV", "action": "approve"})
-            assert is_error(missing) and "not found" in texts(missing)[0], texts(missing)
-            bad = await session.call_tool("brain_update", {"id": "../etc", "action": "deprecate"})
-            assert is_error(bad), texts(bad)
-            no_by = await session.call_tool("brain_update", {"id": newer_id, "action": "supersede"})
-            assert is_error(no_by) and "by" in texts(no_by)[0], texts(no_by)
-            ok(await session.call_tool("brain_status", {}), "status after errors")
+        async with streamable_http_client(url) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await checks(session)
+    else:
+        server = StdioServerParameters(
+            command=os.environ["BRAIN_BIN"],
+            args=["mcp"],
+            env={"BRAIN_HOME": os.environ["BRAIN_HOME"], "BRAIN_PROJECT": "demo", "PATH": os.environ.get("PATH", "")},
+        )
+        async with stdio_client(server) as (read, write):
+            async with ClientSession(read, write) as session:
+                await checks(session)
     print("mcp client: all checks passed")
+
+
+async def checks(session):
+    """Every tool, good and bad input; the test home sets write_policy = "draft"."""
+    init = await session.initialize()
+    assert field(init, "server_info", "serverInfo").name == "brain", init
+
+    listed = await session.list_tools()
+    names = {tool.name for tool in listed.tools}
+    assert names == TOOLS, f"tools: {sorted(names)}"
+    for tool in listed.tools:
+        assert tool.description and len(tool.description) > 20, f"{tool.name}: no description"
+        assert field(tool, "input_schema", "inputSchema").get("type") == "object", f"{tool.name}: no input schema"
+
+    [remembered] = ok(
+        await session.call_tool(
+            "brain_remember",
+            {
+                "title": "Use WAL mode for SQLite",
+                "content": "Concurrent readers need WAL; set journal_mode=WAL at open.",
+                "kind": "decision",
+                "importance": 4,
+                "confidence": 0.9,
+                "tags": ["sqlite", "storage"],
+            },
+        ),
+        "remember",
+    )
+    item = json.loads(remembered)
+    item_id = item["id"]
+    assert item["source"] == "mcp", item
+    assert item["scope"] == "project/demo", item
+    # The test home's config sets write_policy = "draft".
+    assert item["status"] == "draft", item
+
+    [status] = ok(await session.call_tool("brain_status", {}), "status")
+    status = json.loads(status)
+    assert status["by_status"]["draft"] == 1, status
+    assert status["project"] == "demo", status
+    generation = status["generation"]
+
+    [updated] = ok(await session.call_tool("brain_update", {"id": item_id, "action": "approve"}), "update")
+    assert json.loads(updated)["updated"][0]["status"] == "approved", updated
+
+    [page] = ok(await session.call_tool("brain_search", {"query": "WAL sqlite", "limit": 5}), "search")
+    page = json.loads(page)
+    assert [r["id"] for r in page["results"]] == [item_id], page
+    assert page["next_offset"] is None, page
+
+    bad_limit = await session.call_tool("brain_search", {"query": "x", "limit": 101})
+    assert is_error(bad_limit) and "limit 101" in texts(bad_limit)[0], texts(bad_limit)
+
+    document, fields = ok(await session.call_tool("brain_get_memory", {"token_budget": 2000}), "get_memory")
+    assert "Use WAL mode for SQLite" in document, document
+    assert json.loads(fields)["brainHash"], fields
+
+    [status] = ok(await session.call_tool("brain_status", {}), "status")
+    status = json.loads(status)
+    assert status["by_status"]["approved"] == 1 and status["by_status"]["draft"] == 0, status
+    assert status["generation"] > generation, status
+
+    text, fields = ok(
+        await session.call_tool("brain_session_start", {"topics": "sqlite", "task": "tune storage"}),
+        "session_start",
+    )
+    assert text.strip(), "session_start text is empty"
+    fields = json.loads(fields)
+    assert item_id in fields["context_recall"], fields
+
+    text, fields = ok(
+        await session.call_tool("brain_context_pack", {"task": "sqlite storage", "token_budget": 600}),
+        "context_pack",
+    )
+    assert text.strip(), "context_pack text is empty"
+    fields = json.loads(fields)
+    assert fields["budget"]["cap"] == 600 and fields["budget"]["used"] <= 600, fields
+
+    # A second item supersedes the first.
+    [newer] = ok(
+        await session.call_tool("brain_remember", {"title": "WAL plus busy timeout", "content": "Also 5 s."}),
+        "remember 2",
+    )
+    newer_id = json.loads(newer)["id"]
+    [superseded] = ok(
+        await session.call_tool("brain_update", {"id": item_id, "action": "supersede", "by": newer_id}),
+        "supersede",
+    )
+    assert json.loads(superseded)["updated"][0]["status"] == "superseded", superseded
+
+    # Errors are tool errors with the brain's message, and the server stays up.
+    missing = await session.call_tool("brain_update", {"id": "mem_01ARZ3NDEKTSV4RRFFQ69G5FAV", "action": "approve"})
+    assert is_error(missing) and "not found" in texts(missing)[0], texts(missing)
+    bad = await session.call_tool("brain_update", {"id": "../etc", "action": "deprecate"})
+    assert is_error(bad), texts(bad)
+    no_by = await session.call_tool("brain_update", {"id": newer_id, "action": "supersede"})
+    assert is_error(no_by) and "by" in texts(no_by)[0], texts(no_by)
+    ok(await session.call_tool("brain_status", {}), "status after errors")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ pub mod pin;
 pub mod remember;
 pub mod review;
 pub mod search;
+pub mod serve;
 pub mod session_start;
 pub mod show;
 pub mod skill;

@@ -1,0 +1,17 @@
+//! `brain serve`: the HTTP API, events, metrics and MCP over streamable HTTP (SPEC §7.2).
+
+use crate::app::Context;
+use crate::error::BrainResult;
+use crate::serve::ServeOptions;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on (HOST:PORT; port 0 picks a free one) [default: [serve] listen, 127.0.0.1:7077]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+}
+
+pub fn run(context: &Context, args: Args, fixed_now: bool) -> BrainResult<()> {
+    let options = ServeOptions { listen: args.listen, fixed_now: fixed_now.then_some(context.now) };
+    crate::serve::run(context.clone(), options)
+}

@@ -1,0 +1,317 @@
+//! Bearer tokens with per-scope read and write grants (SPEC §7.2, §9).
+//!
+//! Tokens come from `[[serve.tokens]]` in the user config, in clear or as SHA-256 hex; only
+//! digests are kept in memory and compared in constant time. Without tokens the server is
+//! open, which `serve` allows on loopback addresses only. Every valid token may read the
+//! `global` scope; anything else needs a grant: an exact scope (`project/api`), a kind
+//! wildcard (`project/*`) or `*`.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use brain_core::{Item, Scope};
+use sha2::{Digest, Sha256};
+
+use super::error::ApiError;
+use crate::config::TokenConfig;
+use crate::error::{BrainError, BrainResult};
+
+/// Routes anyone may call, even when tokens are configured (liveness, the API description).
+const PUBLIC_PATHS: &[&str] = &["/healthz", "/openapi.json"];
+
+/// A scope pattern of a grant.
+#[derive(Clone, Debug, PartialEq)]
+enum Pattern {
+    Any,
+    /// `project/*`, `team/*`, `agent/*`.
+    Kind(String),
+    Exact(String),
+}
+
+impl Pattern {
+    fn parse(text: &str, token: &str) -> BrainResult<Pattern> {
+        let text = text.trim();
+        if text == "*" {
+            return Ok(Pattern::Any);
+        }
+        if let Some(kind) = text.strip_suffix("/*") {
+            if matches!(kind, "project" | "team" | "agent") {
+                return Ok(Pattern::Kind(kind.to_string()));
+            }
+        } else if let Ok(scope) = Scope::parse(text) {
+            return Ok(Pattern::Exact(scope.to_string()));
+        }
+        Err(BrainError::Config {
+            message: format!("[[serve.tokens]] {token:?}: invalid scope grant {text:?}"),
+            hint: Some("use global, project/NAME, team/NAME, agent/NAME, project/*, team/*, agent/* or *".into()),
+        })
+    }
+
+    fn matches(&self, scope: &str) -> bool {
+        match self {
+            Pattern::Any => true,
+            Pattern::Kind(kind) => scope.split_once('/').is_some_and(|(prefix, _)| prefix == kind),
+            Pattern::Exact(exact) => exact == scope,
+        }
+    }
+}
+
+/// One configured token: its name, digest and grants.
+#[derive(Debug)]
+pub struct Grant {
+    pub name: String,
+    digest: [u8; 32],
+    read: Vec<Pattern>,
+    write: Vec<Pattern>,
+}
+
+/// The configured tokens.
+#[derive(Debug, Default)]
+pub struct Auth {
+    grants: Vec<Arc<Grant>>,
+}
+
+/// Who is calling: anyone (no tokens configured) or the holder of a token.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    Open,
+    Token(Arc<Grant>),
+}
+
+fn digest(secret: &[u8]) -> [u8; 32] {
+    Sha256::digest(secret).into()
+}
+
+/// Equality whose time does not depend on where the inputs differ.
+fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Shortest accepted secret: guessing must be hopeless.
+const MIN_SECRET_CHARS: usize = 16;
+
+impl Auth {
+    pub fn from_config(tokens: &[TokenConfig]) -> BrainResult<Auth> {
+        let mut grants = Vec::new();
+        for token in tokens {
+            let invalid = |why: String| BrainError::Config {
+                message: format!("[[serve.tokens]] {:?}: {why}", token.name),
+                hint: Some(
+                    "each token needs a name, `token = \"…\"` or `token_sha256 = \"<64 hex>\"`, and grants".into(),
+                ),
+            };
+            if token.name.trim().is_empty() {
+                return Err(invalid("the name is empty".into()));
+            }
+            if grants.iter().any(|grant: &Arc<Grant>| grant.name == token.name) {
+                return Err(invalid("the name is used twice".into()));
+            }
+            let digest = match (&token.token, &token.token_sha256) {
+                (Some(secret), None) if secret.chars().count() >= MIN_SECRET_CHARS => digest(secret.as_bytes()),
+                (Some(_), None) => {
+                    return Err(invalid(format!("the token is shorter than {MIN_SECRET_CHARS} characters")));
+                }
+                (None, Some(hex_digest)) => hex::decode(hex_digest.trim())
+                    .ok()
+                    .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+                    .ok_or_else(|| invalid("token_sha256 is not 64 hexadecimal characters".into()))?,
+                _ => return Err(invalid("set exactly one of token and token_sha256".into())),
+            };
+            let parse = |list: &[String]| -> BrainResult<Vec<Pattern>> {
+                list.iter().map(|text| Pattern::parse(text, &token.name)).collect()
+            };
+            grants.push(Arc::new(Grant {
+                name: token.name.clone(),
+                digest,
+                read: parse(&token.read)?,
+                write: parse(&token.write)?,
+            }));
+        }
+        Ok(Auth { grants })
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        !self.grants.is_empty()
+    }
+
+    /// The grant whose secret is `secret`, comparing against every token.
+    fn find(&self, secret: &str) -> Option<Arc<Grant>> {
+        let presented = digest(secret.as_bytes());
+        let mut found = None;
+        for grant in &self.grants {
+            if constant_time_eq(&grant.digest, &presented) {
+                found = Some(Arc::clone(grant));
+            }
+        }
+        found
+    }
+}
+
+impl Caller {
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Open => "anonymous",
+            Caller::Token(grant) => &grant.name,
+        }
+    }
+
+    pub fn can_read(&self, scope: &Scope) -> bool {
+        match self {
+            Caller::Open => true,
+            Caller::Token(grant) => {
+                let scope = scope.to_string();
+                scope == "global" || grant.read.iter().chain(&grant.write).any(|pattern| pattern.matches(&scope))
+            }
+        }
+    }
+
+    pub fn can_write(&self, scope: &Scope) -> bool {
+        match self {
+            Caller::Open => true,
+            Caller::Token(grant) => {
+                let scope = scope.to_string();
+                grant.write.iter().any(|pattern| pattern.matches(&scope))
+            }
+        }
+    }
+
+    pub fn require_read(&self, scope: &Scope) -> Result<(), ApiError> {
+        if self.can_read(scope) {
+            return Ok(());
+        }
+        Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", format!("token {:?} may not read {scope}", self.name())))
+    }
+
+    pub fn require_write(&self, scope: &Scope) -> Result<(), ApiError> {
+        if self.can_write(scope) {
+            return Ok(());
+        }
+        Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", format!("token {:?} may not write {scope}", self.name())))
+    }
+
+    /// The write check as a guard for `Brain`'s guarded updates (run inside the transaction).
+    pub fn write_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+        let caller = self.clone();
+        move |item: &Item| {
+            if caller.can_write(&item.scope) {
+                Ok(())
+            } else {
+                Err(BrainError::Forbidden {
+                    message: format!("token {:?} may not write {}", caller.name(), item.scope),
+                })
+            }
+        }
+    }
+
+    /// The read check as a guard.
+    pub fn read_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+        let caller = self.clone();
+        move |item: &Item| {
+            if caller.can_read(&item.scope) {
+                Ok(())
+            } else {
+                Err(BrainError::Forbidden { message: format!("token {:?} may not read {}", caller.name(), item.scope) })
+            }
+        }
+    }
+}
+
+fn unauthorized(message: &str) -> Response {
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+        .with_hint("send Authorization: Bearer <token> with a token from [[serve.tokens]]")
+        .into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"brain\""));
+    response
+}
+
+/// Middleware: identifies the caller and stores it in the request's extensions; a missing
+/// or unknown token is 401 (the token itself is never echoed or logged).
+pub async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
+    if !auth.is_enabled() {
+        request.extensions_mut().insert(Caller::Open);
+        return next.run(request).await;
+    }
+    if PUBLIC_PATHS.contains(&request.uri().path()) {
+        request.extensions_mut().insert(Caller::Open);
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
+        .map(str::trim);
+    let Some(secret) = presented else {
+        return unauthorized("missing bearer token");
+    };
+    match auth.find(secret) {
+        Some(grant) => {
+            request.extensions_mut().insert(Caller::Token(grant));
+            next.run(request).await
+        }
+        None => unauthorized("invalid bearer token"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(name: &str, secret: &str, read: &[&str], write: &[&str]) -> TokenConfig {
+        TokenConfig {
+            name: name.into(),
+            token: Some(secret.into()),
+            token_sha256: None,
+            read: read.iter().map(|s| s.to_string()).collect(),
+            write: write.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn grants_match_exact_scopes_kinds_and_everything() {
+        let auth = Auth::from_config(&[
+            token("a", "secret-aaaaaaaaaaaa", &["project/api"], &[]),
+            token("b", "secret-bbbbbbbbbbbb", &[], &["project/*"]),
+            token("c", "secret-cccccccccccc", &["*"], &["*"]),
+        ])
+        .unwrap();
+        let caller = |secret: &str| Caller::Token(auth.find(secret).unwrap());
+        let api = Scope::parse("project/api").unwrap();
+        let web = Scope::parse("project/web").unwrap();
+        let team = Scope::parse("team/core").unwrap();
+        let a = caller("secret-aaaaaaaaaaaa");
+        assert!(a.can_read(&api) && !a.can_read(&web) && a.can_read(&Scope::Global));
+        assert!(!a.can_write(&api) && !a.can_write(&Scope::Global));
+        let b = caller("secret-bbbbbbbbbbbb");
+        assert!(b.can_write(&api) && b.can_write(&web) && b.can_read(&web) && !b.can_write(&team));
+        let c = caller("secret-cccccccccccc");
+        assert!(c.can_write(&team) && c.can_write(&Scope::Global));
+        assert!(auth.find("secret-dddddddddddd").is_none());
+    }
+
+    #[test]
+    fn bad_token_entries_are_config_errors_without_the_secret() {
+        let short = Auth::from_config(&[token("a", "short", &[], &[])]).unwrap_err();
+        assert!(short.to_string().contains("shorter than 16"), "{short}");
+        assert!(!short.to_string().contains("short\""), "{short}");
+        let bad_grant = Auth::from_config(&[token("a", "secret-aaaaaaaaaaaa", &["project/../x"], &[])]).unwrap_err();
+        assert!(bad_grant.to_string().contains("invalid scope grant"), "{bad_grant}");
+        let both = TokenConfig { token_sha256: Some("ab".repeat(32)), ..token("a", "secret-aaaaaaaaaaaa", &[], &[]) };
+        assert!(Auth::from_config(&[both]).unwrap_err().to_string().contains("exactly one"));
+        let hashed = TokenConfig {
+            token: None,
+            token_sha256: Some(hex::encode(digest(b"secret-eeeeeeeeeeee"))),
+            ..token("e", "", &["*"], &[])
+        };
+        let auth = Auth::from_config(&[hashed]).unwrap();
+        assert!(auth.find("secret-eeeeeeeeeeee").is_some());
+        let twice = Auth::from_config(&[
+            token("a", "secret-aaaaaaaaaaaa", &[], &[]),
+            token("a", "secret-bbbbbbbbbbbb", &[], &[]),
+        ]);
+        assert!(twice.unwrap_err().to_string().contains("twice"));
+    }
+}

@@ -1,0 +1,307 @@
+//! `/openapi.json`: the OpenAPI 3.1 description of the HTTP API, built from `ROUTES`, the
+//! table the router is checked against (a test calls every route listed here and the
+//! router's own routes must all be listed).
+
+use serde_json::{Map, Value, json};
+
+/// A query or path parameter.
+#[derive(Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub required: bool,
+    pub about: &'static str,
+}
+
+/// One operation of the API.
+#[derive(Debug)]
+pub struct RouteDoc {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [Param],
+    /// The JSON body it takes, if any (a schema name under components).
+    pub body: Option<&'static str>,
+    /// Success status and what it returns.
+    pub ok: (u16, &'static str),
+    /// Other statuses it may answer with.
+    pub errors: &'static [u16],
+}
+
+const fn q(name: &'static str, kind: &'static str, about: &'static str) -> Param {
+    Param { name, kind, required: false, about }
+}
+
+const PROJECT: Param = q("project", "string", "Project name (default: the server's project)");
+const NOW: Param = q("now", "string", "The clock, RFC 3339 (default: now, rounded to the minute)");
+const ID: Param = Param { name: "id", kind: "string", required: true, about: "Item id (mem_…)" };
+const LIMIT: Param = q("limit", "integer", "Results per page (1 to 100)");
+const CURSOR: Param = q("cursor", "string", "nextCursor of the previous page");
+const TOKEN_BUDGET: Param = q("tokenBudget", "integer", "Token budget (1 to 100000)");
+
+/// Every route of the API.
+pub const ROUTES: &[RouteDoc] = &[
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/brain",
+        summary: "The layered brain document (ETag = brainHash; If-None-Match gives 304)",
+        params: &[
+            PROJECT,
+            TOKEN_BUDGET,
+            q("layer0", "integer", "Layer 0 budget"),
+            q("layer1", "integer", "Layer 1 budget"),
+            q("layer2", "integer", "Layer 2 budget"),
+            NOW,
+        ],
+        body: None,
+        ok: (
+            200,
+            "BrainDocument: document, summary, tokenEstimate, itemsLoaded, schemaKeys, brainHash, tree, layers, budget, overflow",
+        ),
+        errors: &[304, 400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/session-start",
+        summary: "The working-memory payload for a new session: pins, skills, feed, recall",
+        params: &[
+            PROJECT,
+            q("topics", "string", "Topics to recall for"),
+            q("task", "string", "The task at hand"),
+            q("top", "integer", "Items to recall (1 to 50)"),
+            q("maxChars", "integer", "Character cap of `text`"),
+            TOKEN_BUDGET,
+            NOW,
+        ],
+        body: None,
+        ok: (200, "SessionStart, as `brain session-start --format json`"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/context-pack",
+        summary: "A task-focused pack within a token budget",
+        params: &[
+            PROJECT,
+            Param { name: "task", kind: "string", required: true, about: "The task at hand" },
+            TOKEN_BUDGET,
+            NOW,
+        ],
+        body: None,
+        ok: (200, "SessionStart scaled to tokenBudget"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/search",
+        summary: "BM25 search over approved items of the project and global scope",
+        params: &[
+            Param { name: "q", kind: "string", required: true, about: "Words to search for" },
+            PROJECT,
+            LIMIT,
+            CURSOR,
+            NOW,
+        ],
+        body: None,
+        ok: (200, "{query, results: [{id, title, kind, scope, status, score, snippet}], nextCursor}"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/items",
+        summary: "Items of the project and global scope, newest first",
+        params: &[
+            PROJECT,
+            q("scope", "string", "Only this scope"),
+            q("kind", "string", "Only this kind"),
+            q("status", "string", "Only this status"),
+            q("tag", "string", "Only items with this tag"),
+            LIMIT,
+            CURSOR,
+            NOW,
+        ],
+        body: None,
+        ok: (200, "{items: [Item], nextCursor}"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/v2/items",
+        summary: "Remember a new item (redacted and validated); Location and ETag headers",
+        params: &[PROJECT, NOW],
+        body: Some("ItemDraft"),
+        ok: (201, "Item"),
+        errors: &[400, 401, 403, 413, 415],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/items/{id}",
+        summary: "One item; ETag is its version",
+        params: &[ID, NOW],
+        body: None,
+        ok: (200, "Item"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "patch",
+        path: "/api/v2/items/{id}",
+        summary: "Change the fields the draft sets; If-Match: <version> gives 412 when stale",
+        params: &[ID, NOW],
+        body: Some("ItemDraft"),
+        ok: (200, "Item"),
+        errors: &[400, 401, 403, 404, 412, 413, 415],
+    },
+    RouteDoc {
+        method: "delete",
+        path: "/api/v2/items/{id}",
+        summary: "Archive the item, or erase it with hard=true (204); If-Match as for PATCH",
+        params: &[ID, q("hard", "boolean", "Erase instead of archiving"), NOW],
+        body: None,
+        ok: (200, "Item (archived)"),
+        errors: &[204, 400, 401, 403, 404, 412],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/v2/items/{id}/approve",
+        summary: "Approve a draft",
+        params: &[ID, NOW],
+        body: None,
+        ok: (200, "Item"),
+        errors: &[400, 401, 403, 404, 412],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/v2/items/{id}/deprecate",
+        summary: "Deprecate an item (kept and searchable, never injected)",
+        params: &[ID, NOW],
+        body: None,
+        ok: (200, "Item"),
+        errors: &[400, 401, 403, 404, 412],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/arcs",
+        summary: "Indexed vault arcs, hottest first",
+        params: &[PROJECT, LIMIT, CURSOR, NOW],
+        body: None,
+        ok: (200, "{arcs: [{path, id, title, heat, region, status}], total, nextCursor}"),
+        errors: &[400, 401, 403],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/feed/{name}",
+        summary: "A vault feed file: hot-arcs.md, signals.md, inject.md, intent.md, last-tick-diff.md, health.jsonl",
+        params: &[Param { name: "name", kind: "string", required: true, about: "Feed file name" }],
+        body: None,
+        ok: (200, "The file (text/markdown or application/x-ndjson)"),
+        errors: &[401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/events",
+        summary: "Server-sent events: ready, brain (the store changed), signal (a new critical signal), lagged",
+        params: &[],
+        body: None,
+        ok: (200, "text/event-stream"),
+        errors: &[401, 403],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/healthz",
+        summary: "Liveness: the store answers (no auth)",
+        params: &[],
+        body: None,
+        ok: (200, "{status, generation}"),
+        errors: &[503],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/metrics",
+        summary: "Prometheus metrics (OpenMetrics text)",
+        params: &[],
+        body: None,
+        ok: (200, "OpenMetrics text"),
+        errors: &[401],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/openapi.json",
+        summary: "This description (no auth)",
+        params: &[],
+        body: None,
+        ok: (200, "OpenAPI 3.1"),
+        errors: &[],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/mcp",
+        summary: "MCP over streamable HTTP: the tools of `brain mcp`",
+        params: &[],
+        body: Some("JsonRpc"),
+        ok: (200, "JSON-RPC response or event stream"),
+        errors: &[401, 403],
+    },
+];
+
+fn status_text(code: u16) -> &'static str {
+    match code {
+        204 => "Erased",
+        304 => "Not modified (the ETag matches)",
+        400 => "Invalid parameters or body",
+        401 => "Missing or invalid bearer token",
+        403 => "The token lacks the scope grant",
+        404 => "Unknown item, project or file",
+        412 => "If-Match names a stale version",
+        413 => "Body larger than [serve] max_body_bytes",
+        415 => "Body is not JSON",
+        503 => "The store does not answer",
+        _ => "Error",
+    }
+}
+
+/// The OpenAPI document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let parameters: Vec<Value> = route
+            .params
+            .iter()
+            .map(|param| {
+                let location = if route.path.contains(&format!("{{{}}}", param.name)) { "path" } else { "query" };
+                json!({"name": param.name, "in": location, "required": param.required || location == "path",
+                       "description": param.about, "schema": {"type": param.kind}})
+            })
+            .collect();
+        let mut responses = Map::new();
+        responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));
+        for code in route.errors {
+            let mut response = json!({"description": status_text(*code)});
+            if *code >= 400 {
+                response["content"] = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}});
+            }
+            responses.insert(code.to_string(), response);
+        }
+        let mut operation = json!({"summary": route.summary, "parameters": parameters, "responses": responses});
+        if let Some(body) = route.body {
+            operation["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}}});
+        }
+        let entry = paths.entry(route.path.to_string()).or_insert_with(|| json!({}));
+        entry[route.method] = operation;
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "brain", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "Local-first memory for AI coding agents. Errors are {error: {code, message}}. Auth: Authorization: Bearer <token> when [[serve.tokens]] are configured."},
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "hint": {"type": "string"}}}}},
+                "ItemDraft": {"type": "object", "description": "Item fields of SPEC §2.1 in snake_case, all optional (title and content needed to create); unknown fields are rejected",
+                              "properties": {"title": {"type": "string"}, "content": {"type": "string"}, "kind": {"type": "string"}, "scope": {"type": "string"}, "importance": {"type": "integer"}, "confidence": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}}, "files": {"type": "array", "items": {"type": "string"}}, "pinned": {"type": "boolean"}, "status": {"type": "string"}}},
+                "JsonRpc": {"type": "object", "description": "An MCP JSON-RPC message"}
+            }
+        },
+        "security": [{"bearer": []}]
+    })
+}

@@ -1,0 +1,623 @@
+//! `brain serve` end to end: a real server on port 0, a plain HTTP/1.1 client, other
+//! processes writing the same home. Covers 200/201/204/304/400/401/403/404/405/412/413/415,
+//! JSON errors, ids with `../`, unknown projects, events, metrics, OpenAPI, MCP over HTTP
+//! and SIGTERM.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{Env, NOW};
+
+/// A running `brain serve` on a free port; SIGTERMed and reaped on drop.
+pub struct Server {
+    child: Child,
+    pub address: String,
+    /// Everything it printed on stderr after the listening line (read on a thread).
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Server {
+    pub fn start(env: &Env, extra: &[&str]) -> Server {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("brain"))
+            .env_clear()
+            .env("HOME", env.dir.path())
+            .env("BRAIN_HOME", &env.home)
+            .current_dir(&env.project_dir)
+            .args(["--now", NOW, "serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let address = line
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("serve did not start: {line:?}"))
+            .to_string();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(line));
+        let sink = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            sink.lock().unwrap().push_str(&rest);
+        });
+        Server { child, address, log }
+    }
+
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Response {
+        request(&self.address, method, path, headers, body)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.request("GET", path, &[], None)
+    }
+
+    pub fn json(&self, method: &str, path: &str, body: &Value) -> Response {
+        self.request(method, path, &[("Content-Type", "application/json")], Some(&body.to_string()))
+    }
+
+    /// Sends SIGTERM and waits for the exit status (at most `limit`).
+    pub fn terminate(&mut self, limit: Duration) -> std::process::ExitStatus {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < limit, "serve did not exit within {limit:?} of SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A parsed HTTP response.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|err| panic!("not JSON ({err}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+    }
+
+    /// The `{error: {code, message}}` code, asserting the shape.
+    pub fn error_code(&self) -> String {
+        let body = self.json();
+        assert!(body["error"]["message"].is_string(), "no error message: {body}");
+        body["error"]["code"].as_str().unwrap_or_else(|| panic!("no error code: {body}")).to_string()
+    }
+}
+
+/// One HTTP/1.1 request on a fresh connection (`Connection: close`, read to the end).
+pub fn request(address: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Response {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if let Some(body) = body {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    if let Some(body) = body {
+        stream.write_all(body.as_bytes()).unwrap();
+    }
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("no end of headers");
+    let head = String::from_utf8_lossy(&raw[..split]);
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines.next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    let headers: HashMap<String, String> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.get("transfer-encoding").is_some_and(|value| value.contains("chunked")) {
+        body = dechunk(&body);
+    }
+    Response { status, headers, body }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 2 + size + 2..];
+    }
+    out
+}
+
+/// A home with two items in project `demo` and one global item.
+fn seeded() -> Env {
+    let env = Env::new();
+    env.remember(&[
+        "--title",
+        "Use WAL mode for SQLite",
+        "--content",
+        "Readers never block the writer.",
+        "--kind",
+        "decision",
+        "--importance",
+        "4",
+    ]);
+    env.remember(&[
+        "--title",
+        "Webhook retries back off exponentially",
+        "--content",
+        "2^n seconds, capped at 1 h.",
+        "--kind",
+        "implementation",
+    ]);
+    env.remember(&[
+        "--title",
+        "Answer in English",
+        "--content",
+        "Code comments too.",
+        "--scope",
+        "global",
+        "--kind",
+        "preference",
+    ]);
+    env
+}
+
+fn metric(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .find(|line| line.starts_with(prefix))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn the_brain_document_has_an_etag_answered_304_from_cache_until_another_process_writes() {
+    let env = seeded();
+    let server = Server::start(&env, &[]);
+    let first = server.get("/api/v2/brain?project=demo");
+    assert_eq!(first.status, 200, "{}", first.text());
+    let body = first.json();
+    let etag = first.header("etag").unwrap().to_string();
+    assert_eq!(etag, format!("\"{}\"", body["brainHash"].as_str().unwrap()));
+    // The same JSON as the CLI's `brain brain --json` for the same state and clock.
+    assert_eq!(body, env.json(&["brain"]));
+    for _ in 0..3 {
+        let again = server.request("GET", "/api/v2/brain?project=demo", &[("If-None-Match", &etag)], None);
+        assert_eq!(again.status, 304);
+        assert!(again.body.is_empty());
+        assert_eq!(again.header("etag"), Some(etag.as_str()));
+    }
+    // Answered without re-assembling: one assembly, three cache hits.
+    let metrics = server.get("/metrics").text();
+    assert_eq!(metric(&metrics, "brain_brain_document_cache_total{outcome=\"assembled\"}"), 1.0, "{metrics}");
+    assert_eq!(metric(&metrics, "brain_brain_document_cache_total{outcome=\"hit\"}"), 3.0, "{metrics}");
+    // A write by another process (the CLI) moves the store generation: the ETag changes.
+    env.remember(&[
+        "--title",
+        "Pin the toolchain",
+        "--content",
+        "rust-toolchain.toml names 1.95.",
+        "--kind",
+        "convention",
+    ]);
+    let changed = server.request("GET", "/api/v2/brain?project=demo", &[("If-None-Match", &etag)], None);
+    assert_eq!(changed.status, 200);
+    assert_ne!(changed.header("etag"), Some(etag.as_str()));
+    assert!(changed.text().contains("Pin the toolchain"));
+    // A different budget is a different document.
+    let small = server.get("/api/v2/brain?project=demo&tokenBudget=300");
+    assert_eq!(small.status, 200);
+    assert!(small.json()["tokenEstimate"].as_u64().unwrap() <= 300);
+}
+
+#[test]
+fn items_are_created_read_patched_and_deleted_with_if_match_versions() {
+    let env = seeded();
+    let server = Server::start(&env, &[]);
+    let created = server.json(
+        "POST",
+        "/api/v2/items?project=demo",
+        &json!({"title": "Deploys are blue-green", "content": "Switch with `make flip`. key AKIAIOSFODNN7EXAMPLE", "kind": "convention", "tags": ["ops"]}),
+    );
+    assert_eq!(created.status, 201, "{}", created.text());
+    let item = created.json();
+    let id = item["id"].as_str().unwrap().to_string();
+    assert_eq!(created.header("location"), Some(format!("/api/v2/items/{id}").as_str()));
+    assert_eq!(created.header("etag"), Some("\"1\""));
+    assert_eq!(item["scope"], "project/demo");
+    assert_eq!(item["source"], "api");
+    assert!(!item["content"].as_str().unwrap().contains("AKIAIOSFODNN7EXAMPLE"), "secrets are redacted: {item}");
+    // The CLI sees it: one store.
+    assert_eq!(env.json(&["show", &id])["title"], "Deploys are blue-green");
+
+    let read = server.get(&format!("/api/v2/items/{id}"));
+    assert_eq!((read.status, read.json()["version"].as_u64()), (200, Some(1)));
+
+    let patch = |version: &str, importance: i64| {
+        server.request(
+            "PATCH",
+            &format!("/api/v2/items/{id}"),
+            &[("Content-Type", "application/json"), ("If-Match", version)],
+            Some(&json!({"importance": importance}).to_string()),
+        )
+    };
+    let patched = patch("\"1\"", 5);
+    assert_eq!(patched.status, 200, "{}", patched.text());
+    assert_eq!((patched.json()["importance"].as_i64(), patched.header("etag")), (Some(5), Some("\"2\"")));
+    // A stale version: 412, and the item keeps the newer change.
+    let stale = patch("\"1\"", 1);
+    assert_eq!((stale.status, stale.error_code().as_str()), (412, "precondition_failed"));
+    assert_eq!(env.json(&["show", &id])["importance"], 5);
+    let stale_delete = server.request("DELETE", &format!("/api/v2/items/{id}"), &[("If-Match", "\"1\"")], None);
+    assert_eq!(stale_delete.status, 412);
+
+    let deprecated = server.request("POST", &format!("/api/v2/items/{id}/deprecate"), &[], None);
+    assert_eq!((deprecated.status, deprecated.json()["status"].as_str()), (200, Some("deprecated")));
+    let approved = server.request("POST", &format!("/api/v2/items/{id}/approve"), &[("If-Match", "3")], None);
+    assert_eq!((approved.status, approved.json()["status"].as_str()), (200, Some("approved")));
+
+    let archived = server.request("DELETE", &format!("/api/v2/items/{id}"), &[("If-Match", "\"4\"")], None);
+    assert_eq!((archived.status, archived.json()["status"].as_str()), (200, Some("archived")));
+    let erased = server.request("DELETE", &format!("/api/v2/items/{id}?hard=true"), &[], None);
+    assert_eq!(erased.status, 204);
+    let gone = server.get(&format!("/api/v2/items/{id}"));
+    assert_eq!((gone.status, gone.error_code().as_str()), (404, "not_found"));
+
+    let listed = server.get("/api/v2/items?project=demo&limit=2");
+    assert_eq!(listed.status, 200);
+    let page = listed.json();
+    assert_eq!(page["items"].as_array().unwrap().len(), 2);
+    assert_eq!(page["nextCursor"], "2");
+    let rest = server.get("/api/v2/items?project=demo&limit=2&cursor=2").json();
+    assert_eq!(rest["items"].as_array().unwrap().len(), 1, "3 items: 2 in demo, 1 global");
+    assert_eq!(rest["nextCursor"], Value::Null);
+}
+
+#[test]
+fn search_session_start_and_context_pack_match_the_cli() {
+    let env = seeded();
+    let server = Server::start(&env, &[]);
+    let page = server.get("/api/v2/search?project=demo&q=sqlite%20wal&limit=1");
+    assert_eq!(page.status, 200, "{}", page.text());
+    let page = page.json();
+    let cli = env.json(&["search", "sqlite", "wal", "--limit", "1"]);
+    assert_eq!(page["results"], cli["results"]);
+    assert_eq!(page["query"], "sqlite wal");
+
+    let session = server.get("/api/v2/session-start?project=demo&task=webhook%20retries&maxChars=2000");
+    assert_eq!(session.status, 200, "{}", session.text());
+    let session = session.json();
+    assert!(session["text"].as_str().unwrap().chars().count() <= 2000);
+    let cli = env.json(&["session-start", "--task", "webhook retries"]);
+    assert_eq!(session["context_recall"], cli["context_recall"]);
+
+    let pack = server.get("/api/v2/context-pack?project=demo&task=sqlite&tokenBudget=400").json();
+    assert!(pack["budget"]["used"].as_u64().unwrap() <= 400, "{pack}");
+    let missing_task = server.get("/api/v2/context-pack?project=demo");
+    assert_eq!(missing_task.status, 400);
+}
+
+#[test]
+fn bad_requests_get_json_errors_and_change_nothing() {
+    let env = seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nmax_body_bytes = 2048\n").unwrap();
+    let before = env.export();
+    let server = Server::start(&env, &[]);
+    let post = |body: &str, content_type: &str| {
+        server.request("POST", "/api/v2/items?project=demo", &[("Content-Type", content_type)], Some(body))
+    };
+    let cases = [
+        (post("{\"title\": \"x\"", "application/json"), 400, "malformed_json"),
+        (post("{\"title\": 5, \"content\": \"y\"}", "application/json"), 400, "invalid_body"),
+        (post("{\"title\": \"x\", \"contnet\": \"y\"}", "application/json"), 400, "invalid_body"),
+        (post("{\"title\": \"x\", \"importance\": 9}", "application/json"), 400, "invalid_input"),
+        (post("{\"title\": \"x\"}", "text/plain"), 415, "unsupported_media_type"),
+        (
+            post(&format!("{{\"title\": \"x\", \"content\": \"{}\"}}", "a".repeat(4096)), "application/json"),
+            413,
+            "body_too_large",
+        ),
+        (server.get("/api/v2/items/..%2F..%2Fconfig.toml"), 400, "invalid_input"),
+        (server.get("/api/v2/items/mem_01ARZ3NDEKTSV4RRFFQ69G5FAV"), 404, "not_found"),
+        (server.get("/api/v2/feed/..%2Fconfig.toml"), 404, "not_found"),
+        (server.get("/api/v2/feed/hot-arcs.md"), 404, "not_found"),
+        (server.get("/api/v2/brain?project=nope"), 404, "unknown_project"),
+        (server.get("/api/v2/brain?project=..%2Fetc"), 400, "invalid_input"),
+        (server.get("/api/v2/brain?project=demo&tokenBudget=abc"), 400, "invalid_input"),
+        (server.get("/api/v2/brain?project=demo&tokenBudget=0"), 400, "invalid_input"),
+        (server.get("/api/v2/brain?project=demo&tokenBudget=-5"), 400, "invalid_input"),
+        (server.get("/api/v2/brain?project=demo&tokenBuget=500"), 400, "invalid_input"),
+        (server.get("/api/v2/brain?project=demo&now=yesterday"), 400, "invalid_input"),
+        (server.get("/api/v2/search?project=demo"), 400, "invalid_input"),
+        (server.get("/api/v2/search?project=demo&q=x&limit=101"), 400, "invalid_input"),
+        (server.get("/api/v2/search?project=demo&q=x&cursor=abc"), 400, "invalid_input"),
+        (server.get("/api/v2/items?project=demo&kind=novel"), 400, "invalid_input"),
+        (server.get("/api/v2/nothing-here"), 404, "not_found"),
+        (server.request("PUT", "/api/v2/brain", &[], None), 405, "method_not_allowed"),
+        (
+            server.request(
+                "PATCH",
+                "/api/v2/items/mem_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+                &[("Content-Type", "application/json"), ("If-Match", "abc")],
+                Some("{}"),
+            ),
+            400,
+            "invalid_input",
+        ),
+    ];
+    for (index, (response, status, code)) in cases.iter().enumerate() {
+        assert_eq!(response.status, *status, "case {index}: {}", response.text());
+        assert_eq!(response.error_code(), *code, "case {index}");
+        assert_eq!(response.header("content-type"), Some("application/json"), "case {index}");
+    }
+    assert_eq!(env.export(), before, "a rejected request changed the store");
+    // The server is still up.
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+const READER: &str = "reader-secret-0123456789";
+const WRITER: &str = "writer-secret-0123456789";
+const OTHER: &str = "other-project-0123456789";
+
+fn with_tokens(env: &Env) {
+    let writer_hash = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(WRITER.as_bytes()))
+    };
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[[serve.tokens]]\nname = \"reader\"\ntoken = \"{READER}\"\nread = [\"project/demo\"]\n\n\
+             [[serve.tokens]]\nname = \"writer\"\ntoken_sha256 = \"{writer_hash}\"\nwrite = [\"project/*\"]\n\n\
+             [[serve.tokens]]\nname = \"other\"\ntoken = \"{OTHER}\"\nread = [\"project/web\"]\nwrite = [\"project/web\"]\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn bearer_tokens_gate_reads_and_writes_by_scope() {
+    let env = seeded();
+    with_tokens(&env);
+    let server = Server::start(&env, &[]);
+    let bearer = |token: &str| format!("Bearer {token}");
+    let none = server.get("/api/v2/brain?project=demo");
+    assert_eq!((none.status, none.error_code().as_str()), (401, "unauthorized"));
+    assert!(none.header("www-authenticate").is_some_and(|value| value.starts_with("Bearer")));
+    let wrong =
+        server.request("GET", "/api/v2/brain?project=demo", &[("Authorization", "Bearer not-a-token-at-all")], None);
+    assert_eq!(wrong.status, 401);
+    // Liveness and the API description need no token.
+    assert_eq!(server.get("/healthz").status, 200);
+    assert_eq!(server.get("/openapi.json").status, 200);
+
+    let reader = bearer(READER);
+    let read = server.request("GET", "/api/v2/brain?project=demo", &[("Authorization", &reader)], None);
+    assert_eq!(read.status, 200);
+    let draft = json!({"title": "t", "content": "c"}).to_string();
+    let denied = server.request(
+        "POST",
+        "/api/v2/items?project=demo",
+        &[("Authorization", &reader), ("Content-Type", "application/json")],
+        Some(&draft),
+    );
+    assert_eq!((denied.status, denied.error_code().as_str()), (403, "forbidden"));
+    let other = bearer(OTHER);
+    let cross = server.request("GET", "/api/v2/brain?project=demo", &[("Authorization", &other)], None);
+    assert_eq!(cross.status, 403);
+    let global = server.request(
+        "POST",
+        "/api/v2/items?project=demo",
+        &[("Authorization", &bearer(WRITER)), ("Content-Type", "application/json")],
+        Some(&json!({"title": "t", "content": "c", "scope": "global"}).to_string()),
+    );
+    assert_eq!(global.status, 403, "project/* does not grant global");
+    let written = server.request(
+        "POST",
+        "/api/v2/items?project=demo",
+        &[("Authorization", &bearer(WRITER)), ("Content-Type", "application/json")],
+        Some(&draft),
+    );
+    assert_eq!(written.status, 201, "{}", written.text());
+    let id = written.json()["id"].as_str().unwrap().to_string();
+    // The reader may read it but not change it; the change is checked on the stored item.
+    assert_eq!(server.request("GET", &format!("/api/v2/items/{id}"), &[("Authorization", &reader)], None).status, 200);
+    let other_delete = server.request("DELETE", &format!("/api/v2/items/{id}"), &[("Authorization", &other)], None);
+    assert_eq!(other_delete.status, 403);
+    assert_eq!(env.json(&["show", &id])["status"], "approved");
+    // MCP needs read and write on the server's project.
+    let mcp = server.request(
+        "POST",
+        "/mcp",
+        &[("Authorization", &reader), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#),
+    );
+    assert_eq!(mcp.status, 403);
+    drop(server);
+    // No secret ever reaches the log.
+    let mut server = Server::start(&env, &[]);
+    server.request("GET", "/api/v2/brain", &[("Authorization", &bearer("leaked-candidate-secret"))], None);
+    assert_eq!(server.terminate(Duration::from_secs(20)).code(), Some(0));
+    let log = server.log();
+    for secret in [READER, WRITER, OTHER, "leaked-candidate-secret"] {
+        assert!(!log.contains(secret), "the log shows a token: {log}");
+    }
+}
+
+#[test]
+fn serve_refuses_a_public_address_without_tokens_and_bad_token_config() {
+    let env = Env::new();
+    let refused = env.brain().args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("not a loopback address") && stderr.contains("serve.tokens"), "{stderr}");
+    std::fs::write(env.home.join("config.toml"), "[[serve.tokens]]\nname = \"x\"\ntoken = \"short\"\n").unwrap();
+    let weak = env.brain().args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    assert_eq!(weak.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&weak.stderr).contains("shorter than 16"));
+    std::fs::write(env.project_dir.join(".brain.toml"), "project = \"demo\"\n[serve]\nlisten = \"0.0.0.0:80\"\n")
+        .unwrap();
+    std::fs::remove_file(env.home.join("config.toml")).unwrap();
+    let project_file = env.brain().args(["serve"]).output().unwrap();
+    assert_eq!(project_file.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&project_file.stderr).contains("not allowed in a project file"));
+}
+
+#[test]
+fn events_announce_writes_from_other_processes_and_sigterm_ends_the_stream() {
+    let env = seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nevents_poll_ms = 100\n").unwrap();
+    let mut server = Server::start(&env, &[]);
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(stream, "GET /api/v2/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n").unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut seen = String::new();
+    let mut read_until = |needle: &str, seen: &mut String| {
+        let started = Instant::now();
+        while !seen.contains(needle) {
+            assert!(started.elapsed() < Duration::from_secs(30), "no {needle:?} in {seen}");
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            seen.push_str(&line);
+        }
+    };
+    read_until("event: ready", &mut seen);
+    env.remember(&["--title", "A new memory", "--content", "written by the CLI"]);
+    read_until("event: brain", &mut seen);
+    assert!(seen.contains("\"generation\""), "{seen}");
+    // SIGTERM with the stream open: the stream ends and the server exits 0 promptly.
+    let status = server.terminate(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+    assert!(server.log().contains("shutting down"));
+}
+
+#[test]
+fn metrics_openapi_and_every_documented_route_answer() {
+    let env = seeded();
+    let server = Server::start(&env, &[]);
+    let id = env.json(&["list", "--limit", "1"])[0]["id"].as_str().unwrap().to_string();
+    let spec = server.get("/openapi.json").json();
+    assert_eq!(spec["openapi"], "3.1.0");
+    let paths = spec["paths"].as_object().unwrap();
+    assert!(paths.len() >= 14, "{paths:?}");
+    for (path, operations) in paths {
+        for method in operations.as_object().unwrap().keys() {
+            if path == "/api/v2/events" || path == "/mcp" || *method == "delete" {
+                continue;
+            }
+            let concrete = path.replace("{id}", &id).replace("{name}", "hot-arcs.md");
+            let query = if path.contains("search") {
+                "?q=wal"
+            } else if path.contains("context-pack") {
+                "?task=wal"
+            } else {
+                ""
+            };
+            let body =
+                (method == "post" || method == "patch").then(|| json!({"title": "t", "content": "c"}).to_string());
+            let headers: &[(&str, &str)] = if body.is_some() { &[("Content-Type", "application/json")] } else { &[] };
+            let response =
+                server.request(&method.to_uppercase(), &format!("{concrete}{query}"), headers, body.as_deref());
+            let routed = !(response.status == 405 || response.text().contains("no such route"));
+            assert!(routed, "{method} {path} is documented but not routed: {} {}", response.status, response.text());
+        }
+    }
+    let metrics = server.get("/metrics");
+    assert!(metrics.header("content-type").unwrap().contains("openmetrics-text"));
+    let text = metrics.text();
+    assert!(
+        metric(&text, "brain_http_requests_total{route=\"/openapi.json\",method=\"GET\",status=\"200\"}") >= 1.0,
+        "{text}"
+    );
+    assert!(text.contains("brain_http_request_duration_seconds_bucket{le="), "{text}");
+    assert!(metric(&text, "brain_store_items") >= 3.0, "{text}");
+    assert!(text.trim_end().ends_with("# EOF"));
+}
+
+#[test]
+fn mcp_over_streamable_http_initializes_on_post() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    let init = server.request(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#),
+    );
+    assert_eq!(init.status, 200, "{}", init.text());
+    assert!(init.text().contains("\"serverInfo\"") && init.text().contains("\"brain\""), "{}", init.text());
+}
+
+/// The official MCP Python SDK over `/mcp` (see `mcp::mcp_python_sdk_client_calls_every_tool`
+/// for why it is ignored by default).
+#[test]
+#[ignore = "needs the MCP Python SDK; .ci/run installs it and runs this test"]
+fn mcp_python_sdk_client_calls_every_tool_over_http() {
+    let has_sdk = Command::new("python3").args(["-c", "import mcp"]).output().is_ok_and(|out| out.status.success());
+    assert!(has_sdk, "the official MCP Python SDK is required: `python3 -m pip install mcp` (.ci/run installs it)");
+    let env = Env::new();
+    std::fs::write(env.home.join("config.toml"), "write_policy = \"draft\"\n").unwrap();
+    let server = Server::start(&env, &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/client.py");
+    let output = Command::new("python3")
+        .arg(script)
+        .env("BRAIN_MCP_URL", format!("http://{}/mcp", server.address))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "client.py failed:\n{}\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+        server.log()
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("all checks passed"));
+}
