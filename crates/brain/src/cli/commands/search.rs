@@ -1,13 +1,14 @@
 //! `brain search QUERY`: BM25 over title, content, tags, files and schema key.
 
 use brain_core::Status;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::app::{Brain, Context};
 use crate::cli::commands::list::FilterArgs;
 use crate::error::{BrainError, BrainResult};
 use crate::output::Out;
 use crate::remote::RemoteBrain;
+use crate::views::SearchResult;
 
 /// Most results one page may hold (SPEC §5: bounded in every interface).
 pub const MAX_LIMIT: usize = 100;
@@ -35,18 +36,6 @@ struct SearchPage {
     next_offset: Option<usize>,
 }
 
-/// One result row, as printed and as `brain serve` sends it.
-#[derive(Debug, Serialize, Deserialize)]
-struct SearchResult {
-    id: String,
-    title: String,
-    kind: brain_core::Kind,
-    scope: String,
-    status: Status,
-    score: f64,
-    snippet: String,
-}
-
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     check_limit(&args)?;
     let brain = Brain::open(context)?;
@@ -60,18 +49,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     hits.truncate(args.limit);
     let page = SearchPage {
         next_offset: more.then_some(args.offset + args.limit),
-        results: hits
-            .iter()
-            .map(|hit| SearchResult {
-                id: hit.item.id.clone(),
-                title: hit.item.title.clone(),
-                kind: hit.item.kind,
-                scope: hit.item.scope.to_string(),
-                status: hit.item.status,
-                score: (hit.score * 1000.0).round() / 1000.0,
-                snippet: snippet(&hit.item.content),
-            })
-            .collect(),
+        results: hits.iter().map(SearchResult::from_hit).collect(),
         query,
     };
     render(&page, args.offset, json);
@@ -142,14 +120,4 @@ fn render(page: &SearchPage, offset: usize, json: bool) {
     if let Some(next) = page.next_offset {
         eprintln!("(more: --offset {next})");
     }
-}
-
-/// The first line of content, at most 120 characters.
-fn snippet(content: &str) -> String {
-    let line = content.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let mut text: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        text.push('…');
-    }
-    text
 }
