@@ -399,13 +399,15 @@ impl RemoteBrain {
 }
 
 /// The error an unsuccessful status stands for: 4xx are the user's to fix (exit 1, with
-/// the server's message and its hint, else one for the status), 5xx are the server's
-/// (exit 2).
+/// the server's message and its hint, else one for the status; for 401/403 always the
+/// one about `BRAIN_TOKEN`), 5xx are the server's (exit 2).
 pub fn classify_status(target: &RemoteTarget, status: StatusCode, body: &str, location: Option<&str>) -> BrainError {
     let url = &target.base_url;
     let (message, server_hint) = server_message(body);
     let said = format!("brain serve at {url} answered {status}: {message}");
     let error = classify(target, status, said, location);
+    // For 401/403 the CLI knows better: the token comes from BRAIN_TOKEN, not a header.
+    let server_hint = server_hint.filter(|_| !matches!(status.as_u16(), 401 | 403));
     match (error, server_hint) {
         (BrainError::User { message, .. }, Some(hint)) => BrainError::User { message, hint: Some(hint) },
         (BrainError::NotFound { message, .. }, Some(hint)) => BrainError::NotFound { message, hint: Some(hint) },
@@ -585,6 +587,10 @@ mod tests {
         let err = classify_status(&target(None), StatusCode::NOT_FOUND, body, None);
         assert_eq!(err.hint(), Some("check the name"));
         assert!(err.to_string().ends_with("project \"x\" has no items"), "{err}");
+        let body =
+            r#"{"error":{"code":"unauthorized","message":"missing bearer token","hint":"send Authorization: Bearer"}}"#;
+        let err = classify_status(&target(None), StatusCode::UNAUTHORIZED, body, None);
+        assert_eq!(err.hint(), Some("set BRAIN_TOKEN to a token the server accepts"));
     }
 
     #[test]

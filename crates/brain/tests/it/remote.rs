@@ -378,3 +378,159 @@ fn remote_hooks_without_a_home_or_with_a_bad_url_still_fail_open() {
     assert!(output.stdout.is_empty());
     assert!(hooks_log(&env).contains("user-prompt-submit: skipped: not supported with --remote"));
 }
+
+// ---------------------------------------------------------------------------------------
+// End to end against `brain serve` on the same home: remote output = local output.
+
+/// The demo project (project `acme-api`, pins, decisions, bugs) in a fresh home.
+fn demo_env() -> Env {
+    let env = Env::new();
+    let items = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo/items.jsonl");
+    std::fs::write(env.project_dir.join(".brain.toml"), "project = \"acme-api\"\n").unwrap();
+    env.brain().args(["import", items]).assert().success();
+    env
+}
+
+/// Runs `args` locally and with `--remote URL` and asserts the same exit code, stdout and
+/// stderr.
+fn assert_same_output(env: &Env, url: &str, args: &[&str], stdin: &str) {
+    let local = env.brain().args(args).write_stdin(stdin).output().unwrap();
+    let remote = env.brain().env("BRAIN_URL", url).args(args).write_stdin(stdin).output().unwrap();
+    assert!(local.status.success(), "{args:?}: {}", stderr(&local));
+    assert_eq!(remote.status.code(), local.status.code(), "{args:?}: {}", stderr(&remote));
+    assert_eq!(stdout(&remote), stdout(&local), "{args:?} stdout");
+    assert_eq!(stderr(&remote), stderr(&local), "{args:?} stderr");
+    assert!(!local.stdout.is_empty() || !local.stderr.is_empty(), "{args:?} printed nothing");
+}
+
+#[test]
+fn remote_commands_print_exactly_what_the_local_ones_print() {
+    let env = demo_env();
+    let server = crate::serve::Server::start(&env, &[]);
+    let url = format!("http://{}/", server.address);
+    let cases: &[&[&str]] = &[
+        &["session-start"],
+        &["session-start", "--task", "webhook signature bug", "--top", "3"],
+        &["session-start", "--format", "text", "--topics", "redis, money"],
+        &["session-start", "--format", "text", "--max-chars", "800"],
+        &["brain"],
+        &["brain", "--json"],
+        &["brain", "--json", "--token-budget", "2500", "--layer1", "700"],
+        &["search", "webhook", "signature", "--json"],
+        &["search", "redis", "--limit", "1"],
+        &["search", "redis", "--limit", "1", "--offset", "1", "--json"],
+        &["search", "zzzunknownzzz"],
+    ];
+    for args in cases {
+        assert_same_output(&env, &url, args, "");
+    }
+    // The hook injects the same context from the server as from the local store.
+    assert_same_output(&env, &url, &["hook", "session-start"], r#"{"source":"startup"}"#);
+}
+
+#[test]
+fn remote_remember_creates_the_item_the_local_store_then_shows() {
+    let env = demo_env();
+    let server = crate::serve::Server::start(&env, &[]);
+    let created = env
+        .brain()
+        .env("BRAIN_URL", format!("http://{}", server.address))
+        .args(["remember", "--kind", "lesson", "--tags", "retries", "--pin", "--priority", "7", "--json"])
+        .write_stdin("Retry webhooks with jitter\nA fixed interval synchronises the retries of all clients.\n")
+        .output()
+        .unwrap();
+    assert!(created.status.success(), "{}", stderr(&created));
+    let item: serde_json::Value = serde_json::from_slice(&created.stdout).unwrap();
+    assert_eq!(item["title"], "Retry webhooks with jitter");
+    assert_eq!(
+        (item["scope"].as_str(), item["pinned"].as_bool(), item["pin_priority"].as_i64()),
+        (Some("project/acme-api"), Some(true), Some(7))
+    );
+    let shown = env.json(&["show", item["id"].as_str().unwrap()]);
+    assert_eq!(shown, item);
+    // The server redacts what reaches it.
+    let secret = env
+        .brain()
+        .env("BRAIN_URL", format!("http://{}", server.address))
+        .args([
+            "remember",
+            "--title",
+            "Deploy key",
+            "--content",
+            "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let secret: serde_json::Value = serde_json::from_slice(&secret.stdout).unwrap();
+    assert!(secret["content"].as_str().unwrap().contains("[REDACTED:"), "{secret}");
+}
+
+#[test]
+fn the_token_travels_from_brain_token_and_the_servers_refusals_reach_the_user() {
+    let env = demo_env();
+    const READER: &str = "reader-token-0123456789abcdef";
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[[serve.tokens]]\nname = \"reader\"\ntoken = \"{READER}\"\nread = [\"project/acme-api\", \"global\"]\n"
+        ),
+    )
+    .unwrap();
+    let server = crate::serve::Server::start(&env, &[]);
+    let url = format!("http://{}", server.address);
+    let remote = |token: Option<&str>, args: &[&str]| {
+        let mut command = env.brain();
+        command.env("BRAIN_URL", &url).args(args);
+        if let Some(token) = token {
+            command.env("BRAIN_TOKEN", token);
+        }
+        command.output().unwrap()
+    };
+    let missing = remote(None, &["brain"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("answered 401 Unauthorized: missing bearer token"), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("hint: set BRAIN_TOKEN"), "{}", stderr(&missing));
+    let wrong = remote(Some("not-the-token-at-all-0000"), &["brain"]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(stderr(&wrong).contains("invalid bearer token") && !stderr(&wrong).contains("not-the-token"));
+    let read = remote(Some(READER), &["search", "webhook", "--json"]);
+    assert!(read.status.success(), "{}", stderr(&read));
+    let write = remote(Some(READER), &["remember", "--title", "Not allowed", "--content", "x"]);
+    assert_eq!(write.status.code(), Some(1));
+    let message = stderr(&write);
+    assert!(message.contains("answered 403 Forbidden: token \"reader\" may not write project/acme-api"), "{message}");
+    assert!(message.contains("hint: the token in BRAIN_TOKEN needs a grant"), "{message}");
+    for output in [missing, wrong, read, write] {
+        assert!(!stderr(&output).contains(READER));
+    }
+    // The server's log never saw the token either.
+    assert!(!server.log().contains(READER));
+}
+
+#[test]
+fn the_remote_hook_fails_open_once_the_server_is_gone() {
+    let env = demo_env();
+    let mut server = crate::serve::Server::start(&env, &[]);
+    let url = format!("http://{}", server.address);
+    let run = || {
+        env.brain()
+            .env("BRAIN_URL", &url)
+            .env("BRAIN_TOKEN", TOKEN)
+            .args(["hook", "session-start"])
+            .write_stdin("{}")
+            .output()
+            .unwrap()
+    };
+    let up = run();
+    assert!(stdout(&up).contains("Working memory: acme-api"), "{}", stdout(&up));
+    assert!(server.terminate(Duration::from_secs(10)).success());
+    let started = Instant::now();
+    let down = run();
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert_eq!(down.status.code(), Some(0));
+    assert_eq!(stdout(&down), format!("{EMPTY_SESSION_START}\n"));
+    let log = hooks_log(&env);
+    assert!(log.contains(&format!("session-start: remote: cannot connect to brain serve at {url}")), "{log}");
+    assert!(!log.contains(TOKEN));
+}
