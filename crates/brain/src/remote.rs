@@ -139,6 +139,15 @@ pub fn parse_base_url(text: &str) -> BrainResult<String> {
     Ok(format!("{scheme}://{authority}{prefix}"))
 }
 
+/// True when the URL's host is this machine (`localhost`, 127.0.0.0/8, `[::1]`).
+fn is_loopback(base_url: &str) -> bool {
+    let Some(host) = base_url.parse::<Uri>().ok().and_then(|uri| uri.host().map(str::to_ascii_lowercase)) else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// One page of remote search results: the rows as the caller's type, the cursor turned
 /// back into the offset of the next page.
 #[derive(Debug)]
@@ -207,7 +216,12 @@ impl RemoteBrain {
             config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
         let timeout =
             timeout.unwrap_or(Duration::from_millis(loaded.config.remote.timeout_ms)).max(Duration::from_millis(1));
-        let agent = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder();
+        if is_loopback(&target.base_url) {
+            // A proxy from HTTP_PROXY / ALL_PROXY cannot reach this machine's loopback.
+            config = config.proxy(None);
+        }
+        let agent = config
             .timeout_global(Some(timeout))
             .timeout_connect(Some(timeout))
             // 4xx/5xx bodies carry the server's message: read them, don't turn them into a bare code.
@@ -508,6 +522,16 @@ mod tests {
         ];
         for (input, expected) in cases {
             assert_eq!(parse_base_url(input).unwrap(), expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised_for_bypassing_proxies() {
+        for url in ["http://127.0.0.1:7077", "http://LOCALHOST:1", "http://[::1]:7077", "http://127.1.2.3"] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in ["http://10.0.0.1:7077", "https://brain.example.com", "http://localhost.example.com"] {
+            assert!(!is_loopback(url), "{url}");
         }
     }
 

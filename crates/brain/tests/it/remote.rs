@@ -154,6 +154,9 @@ fn a_remote_brain_document_prints_like_the_local_one_and_carries_token_project_a
         .brain()
         .env("BRAIN_URL", format!("{}/", stub.url))
         .env("BRAIN_TOKEN", TOKEN)
+        // A proxy cannot reach loopback: it is bypassed for a local server.
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("ALL_PROXY", "http://127.0.0.1:9")
         .args(["brain", "--json", "--token-budget", "3000"])
         .output()
         .unwrap();
