@@ -621,3 +621,38 @@ fn mcp_python_sdk_client_calls_every_tool_over_http() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("all checks passed"));
 }
+
+#[test]
+fn sigterm_lets_an_in_flight_request_finish_before_exiting() {
+    let env = Env::new();
+    let file = env.dir.path().join("many.jsonl");
+    let lines: Vec<String> = (0..20_000)
+        .map(|i| {
+            format!(
+                "{{\"title\":\"item {i}\",\"content\":\"{}\",\"kind\":\"note\",\"scope\":\"project/demo\"}}",
+                "body text ".repeat(10)
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    env.brain().args(["import", file.to_str().unwrap()]).assert().success();
+    let mut server = Server::start(&env, &[]);
+    // The first brain document over 20k items (debug build) takes a while to assemble.
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(stream, "GET /api/v2/brain?project=demo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    let signalled = Instant::now();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let answered = signalled.elapsed();
+    let response = parse_response(&raw);
+    assert_eq!(response.status, 200, "{}", response.text());
+    assert!(response.json()["itemsLoaded"].as_u64().unwrap() > 0);
+    let status = server.terminate(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{}", server.log());
+    let log = server.log();
+    assert!(log.contains("shutting down") && log.contains("stopped"), "{log}");
+    eprintln!("the response completed {answered:?} after SIGTERM");
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# `brain serve` figures (issue 6): wrk on loopback against GET /api/v2/brain on a 10k-item
+# store, with a matching If-None-Match (304 from the generation-keyed cache) and without
+# (200 with the cached body); then the RSS of serve on a 100k-item store after it has
+# answered the brain document, a session start, a search and /metrics.
+#
+#   bench/serve.sh            # needs wrk (apt-get install wrk); builds release binaries
+#
+# Stores come from the assembler's generator (crates/brain-core/examples/gen_items.rs,
+# seed 7), as in bench/store-and-session.sh. wrk runs on the same 2 cores as the server.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
+cargo build -q --release -p brain
+cargo build -q --release -p brain-core --example gen_items
+target="${CARGO_TARGET_DIR:-$root/target}/release"
+B="$target/brain"
+work="$(mktemp -d)"
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-32}
+
+for n in 10000 100000; do
+  "$target/examples/gen_items" "$n" 7 bench > "$work/items-$n.jsonl"
+  "$B" --home "$work/h$n" init >/dev/null
+  "$B" --home "$work/h$n" import "$work/items-$n.jsonl" >/dev/null 2>&1
+done
+
+# Starts serve on a free port; sets $url and $pid.
+start() {
+  "$B" --home "$1" --project bench serve --listen 127.0.0.1:0 2>"$work/serve.log" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do grep -q "listening on" "$work/serve.log" 2>/dev/null && break; sleep 0.05; done
+  url="http://$(grep -o 'listening on http://[0-9.:]*' "$work/serve.log" | cut -d/ -f3)"
+}
+
+echo "== GET /api/v2/brain, 10k items, wrk -t2 -c$CONNECTIONS -d$DURATION (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+start "$work/h10000"
+etag=$(curl -s -D - -o /dev/null "$url/api/v2/brain?project=bench" | tr -d '\r' | awk 'tolower($1)=="etag:" {print $2}')
+echo "-- with If-None-Match: $etag (304)"
+wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -H "If-None-Match: $etag" "$url/api/v2/brain?project=bench" |
+  grep -E "Requests/sec|  50%|  99%|Non-2xx"
+echo "-- without If-None-Match (200, $(curl -s "$url/api/v2/brain?project=bench" | wc -c) bytes)"
+wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency "$url/api/v2/brain?project=bench" | grep -E "Requests/sec|  50%|  99%"
+kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+
+echo "== RSS of serve with a 100k-item store"
+start "$work/h100000"
+rss() { awk '/VmRSS|VmHWM/ {printf "%s %d MB  ", $1, $2/1024} END {print ""}' "/proc/$pid/status"; }
+echo -n "idle:                   "; rss
+curl -s -o /dev/null -w "brain document: HTTP %{http_code} in %{time_total} s (first assembly)\n" "$url/api/v2/brain?project=bench"
+curl -s -o /dev/null "$url/api/v2/session-start?project=bench&task=retry%20logic%20for%20the%20webhook%20worker"
+curl -s -o /dev/null "$url/api/v2/search?project=bench&q=retry%20logic"
+curl -s -o /dev/null "$url/metrics"
+echo -n "after brain, session-start, search, metrics: "; rss
