@@ -52,6 +52,11 @@ echo "== RSS of serve with a 100k-item store"
 start "$work/h100000"
 rss() { awk '/VmRSS|VmHWM/ {printf "%s %d MB  ", $1, $2/1024} END {print ""}' "/proc/$pid/status"; }
 echo -n "idle:                   "; rss
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}'
+for _ in $(seq 21); do
+  curl -s -o /dev/null -w "%{time_total}\n" -X POST -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -d "$init" "$url/mcp"
+done | sort -n | awk '{t[NR]=$1} END {printf "MCP initialize over /mcp (100k-item store): %.2f ms median of %d (curl, new connection each)\n", t[int((NR+1)/2)]*1000, NR}'
 curl -s -o /dev/null -w "brain document: HTTP %{http_code} in %{time_total} s (first assembly)\n" "$url/api/v2/brain?project=bench"
 curl -s -o /dev/null "$url/api/v2/session-start?project=bench&task=retry%20logic%20for%20the%20webhook%20worker"
 curl -s -o /dev/null "$url/api/v2/search?project=bench&q=retry%20logic"
