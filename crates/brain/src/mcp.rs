@@ -243,20 +243,9 @@ impl BrainMcp {
         self.call(move |brain| {
             let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_SEARCH_LIMIT)?;
             let offset = params.offset.unwrap_or(0);
-            let filter = ItemFilter {
-                scopes: Some(brain.visible_scopes()),
-                statuses: vec![Status::Approved],
-                // One extra row tells whether another page exists.
-                limit: Some(limit + 1),
-                offset,
-                ..ItemFilter::default()
-            };
-            let mut hits = brain.search(&params.query, &filter)?;
-            let more = hits.len() > limit;
-            hits.truncate(limit);
-            let results: Vec<_> = hits.iter().map(crate::views::SearchResult::from_hit).collect();
-            let page =
-                json!({"query": params.query, "results": results, "next_offset": more.then_some(offset + limit)});
+            let filter = crate::views::agent_search_filter(brain);
+            let found = crate::views::search_page(brain, &params.query, filter, limit, offset)?;
+            let page = json!({"query": params.query, "results": found.results, "next_offset": found.next_offset});
             Ok(vec![json_text(&page)])
         })
         .await

@@ -2,8 +2,43 @@
 //! prints the same fields for the same data.
 
 use brain_core::{Kind, Status};
-use brain_store::SearchHit;
+use brain_store::{ItemFilter, SearchHit};
 use serde::Serialize;
+
+use crate::app::Brain;
+use crate::error::BrainResult;
+
+/// One page of search results and the offset of the next page, if there is one.
+#[derive(Clone, Debug)]
+pub struct SearchPage {
+    pub results: Vec<SearchResult>,
+    pub next_offset: Option<usize>,
+}
+
+/// Searches `filter` for `query`, one page of `limit` results from `offset` (reading one
+/// extra row tells whether another page exists). The CLI, HTTP and MCP page through this.
+pub fn search_page(
+    brain: &Brain,
+    query: &str,
+    mut filter: ItemFilter,
+    limit: usize,
+    offset: usize,
+) -> BrainResult<SearchPage> {
+    filter.limit = Some(limit + 1);
+    filter.offset = offset;
+    let mut hits = brain.search(query, &filter)?;
+    let more = hits.len() > limit;
+    hits.truncate(limit);
+    Ok(SearchPage {
+        results: hits.iter().map(SearchResult::from_hit).collect(),
+        next_offset: more.then_some(offset + limit),
+    })
+}
+
+/// The filter of an agent's search: approved items of the project and the global scope.
+pub fn agent_search_filter(brain: &Brain) -> ItemFilter {
+    ItemFilter { scopes: Some(brain.visible_scopes()), statuses: vec![Status::Approved], ..ItemFilter::default() }
+}
 
 /// One search result: the item's identity, its score and the first line of its content.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]

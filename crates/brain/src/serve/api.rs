@@ -260,20 +260,11 @@ pub async fn search(
     let page = state
         .pool
         .run(project, now, move |brain| {
-            let filter = ItemFilter {
-                scopes: Some(brain.visible_scopes()),
-                statuses: vec![Status::Approved],
-                // One extra row tells whether another page exists.
-                limit: Some(limit + 1),
-                offset,
-                ..ItemFilter::default()
-            };
-            let mut hits = brain.search(&query, &filter)?;
-            let more = hits.len() > limit;
-            hits.truncate(limit);
+            let found =
+                crate::views::search_page(brain, &query, crate::views::agent_search_filter(brain), limit, offset)?;
             Ok(SearchPage {
-                results: hits.iter().map(SearchResult::from_hit).collect(),
-                next_cursor: more.then(|| (offset + limit).to_string()),
+                results: found.results,
+                next_cursor: found.next_offset.map(|next| next.to_string()),
                 query,
             })
         })

@@ -40,18 +40,9 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     check_limit(&args)?;
     let brain = Brain::open(context)?;
     let query = args.query.join(" ");
-    let mut filter = args.filter.to_filter(&brain, &[Status::Approved])?;
-    // One extra row tells whether another page exists.
-    filter.limit = Some(args.limit + 1);
-    filter.offset = args.offset;
-    let mut hits = brain.search(&query, &filter)?;
-    let more = hits.len() > args.limit;
-    hits.truncate(args.limit);
-    let page = SearchPage {
-        next_offset: more.then_some(args.offset + args.limit),
-        results: hits.iter().map(SearchResult::from_hit).collect(),
-        query,
-    };
+    let filter = args.filter.to_filter(&brain, &[Status::Approved])?;
+    let found = crate::views::search_page(&brain, &query, filter, args.limit, args.offset)?;
+    let page = SearchPage { next_offset: found.next_offset, results: found.results, query };
     render(&page, args.offset, json);
     Ok(())
 }
