@@ -5,11 +5,12 @@
 //! split, the Layer 0 brief and the schema-key counts of the tree. Nothing here sorts all
 //! items: the plans rank lazily (see the engine), so 100k items cost one linear pass.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use super::lean::ItemMeta;
 use crate::item::{Item, Kind, Status};
 use crate::time::{Timestamp, age_days};
 
@@ -83,6 +84,67 @@ pub enum Tier {
     Archived(ArchiveReason),
 }
 
+/// What the layering reads of an item: everything but its texts (title, content,
+/// rationale, files, evidence). The full [`Item`] and the lean
+/// [`ItemMeta`](super::lean::ItemMeta) both have it, so one pass serves both.
+pub(crate) trait Layered {
+    fn id(&self) -> &str;
+    fn kind(&self) -> Kind;
+    fn status(&self) -> Status;
+    fn schema_key(&self) -> &str;
+    fn importance(&self) -> u8;
+    fn confidence(&self) -> f32;
+    fn updated_at(&self) -> Timestamp;
+    fn valid_until(&self) -> Option<Timestamp>;
+    /// The stored token estimate of the whole item (`Item::tokens`).
+    fn stored_tokens(&self) -> u32;
+    fn dedup_hint(&self) -> Option<&str>;
+    /// The [`FIXED`], [`DONE`] and [`RESOLVED`] facts (tags are only looked at for bugs and
+    /// todos).
+    fn flags(&self) -> u8;
+}
+
+impl Layered for Item {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn schema_key(&self) -> &str {
+        &self.schema_key
+    }
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+    fn confidence(&self) -> f32 {
+        self.confidence
+    }
+    fn updated_at(&self) -> Timestamp {
+        self.updated_at
+    }
+    fn valid_until(&self) -> Option<Timestamp> {
+        self.valid_until
+    }
+    fn stored_tokens(&self) -> u32 {
+        self.tokens
+    }
+    fn dedup_hint(&self) -> Option<&str> {
+        self.dedup_hint.as_deref()
+    }
+    fn flags(&self) -> u8 {
+        match self.kind {
+            Kind::Bug if self.has_tag("fixed") => FIXED,
+            Kind::Todo if self.has_tag("done") => DONE,
+            Kind::Signal if self.severity == Some(crate::item::Severity::Resolved) => RESOLVED,
+            _ => 0,
+        }
+    }
+}
+
 /// A bug is fixed when tagged `fixed`; otherwise active.
 pub fn is_fixed_bug(item: &Item) -> bool {
     item.kind == Kind::Bug && item.has_tag("fixed")
@@ -103,35 +165,38 @@ pub fn score(item: &Item, now: Timestamp) -> f64 {
     score_at(item, age_days(item.updated_at, now), now)
 }
 
-fn score_at(item: &Item, age: f64, now: Timestamp) -> f64 {
-    let base = f64::from(item.importance) / 5.0 * f64::from(item.confidence) * recency(age);
-    if item.is_expired(now) { base * 0.25 } else { base }
+fn score_at(item: &impl Layered, age: f64, now: Timestamp) -> f64 {
+    let base = f64::from(item.importance()) / 5.0 * f64::from(item.confidence()) * recency(age);
+    let expired = item.valid_until().is_some_and(|until| until < now);
+    if expired { base * 0.25 } else { base }
 }
 
 /// The Layer 3 rule an item falls under, checked in the SPEC's order.
 pub fn archive_reason(item: &Item, age: f64, thresholds: &ArchiveThresholds) -> Option<ArchiveReason> {
-    archive_reason_with(item, age, thresholds, is_fixed_bug(item))
+    if item.status != Status::Approved {
+        return Some(ArchiveReason::Status(item.status));
+    }
+    approved_archive_reason(item, age, thresholds, is_fixed_bug(item))
 }
 
-fn archive_reason_with(
-    item: &Item,
+/// The Layer 3 rules after the status one (the item is approved).
+fn approved_archive_reason(
+    item: &impl Layered,
     age: f64,
     thresholds: &ArchiveThresholds,
     fixed_bug: bool,
 ) -> Option<ArchiveReason> {
-    if item.status != Status::Approved {
-        return Some(ArchiveReason::Status(item.status));
-    }
-    if item.kind == Kind::Codemap {
+    let kind = item.kind();
+    if kind == Kind::Codemap {
         return Some(ArchiveReason::Codemap);
     }
-    if item.kind == Kind::Implementation && age > thresholds.implementation_age_days {
+    if kind == Kind::Implementation && age > thresholds.implementation_age_days {
         return Some(ArchiveReason::ImplementationTooOld);
     }
     if fixed_bug && age > thresholds.fixed_bug_age_days {
         return Some(ArchiveReason::FixedBugTooOld);
     }
-    if item.confidence < thresholds.low_confidence && age > thresholds.low_confidence_age_days {
+    if item.confidence() < thresholds.low_confidence && age > thresholds.low_confidence_age_days {
         return Some(ArchiveReason::LowConfidence);
     }
     None
@@ -149,13 +214,14 @@ pub fn qualifies_for_active(item: &Item, age: f64) -> bool {
     qualifies_with(item, age, flags)
 }
 
-fn qualifies_with(item: &Item, age: f64, flags: u8) -> bool {
-    let recent_and_important = age <= 30.0 && item.importance >= 3;
-    let recent_decision = item.kind == Kind::Decision && age <= 30.0;
-    let live_bug = item.kind == Kind::Bug && flags & FIXED == 0 && (item.importance >= 4 || age <= 7.0);
-    let pending_todo = item.kind == Kind::Todo && flags & DONE == 0;
-    let fresh_convention = item.kind == Kind::Convention && age <= 14.0;
-    let important = item.importance >= 4 && age <= 60.0;
+fn qualifies_with(item: &impl Layered, age: f64, flags: u8) -> bool {
+    let (kind, importance) = (item.kind(), item.importance());
+    let recent_and_important = age <= 30.0 && importance >= 3;
+    let recent_decision = kind == Kind::Decision && age <= 30.0;
+    let live_bug = kind == Kind::Bug && flags & FIXED == 0 && (importance >= 4 || age <= 7.0);
+    let pending_todo = kind == Kind::Todo && flags & DONE == 0;
+    let fresh_convention = kind == Kind::Convention && age <= 14.0;
+    let important = importance >= 4 && age <= 60.0;
     recent_and_important || recent_decision || live_bug || pending_todo || fresh_convention || important
 }
 
@@ -168,55 +234,6 @@ pub fn tier(item: &Item, now: Timestamp, thresholds: &ArchiveThresholds) -> Tier
     }
     if qualifies_for_active(item, age) { Tier::Active } else { Tier::Reference }
 }
-
-/// A small, fast, deterministic hasher (the FxHash mix) for the per-item maps. The maps are
-/// only looked up, never iterated into output, so their order cannot leak.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.add(value);
-    }
-
-    fn finish(&self) -> u64 {
-        // The multiply leaves the low bits weak; hashbrown indexes buckets by them.
-        self.hash.rotate_left(26)
-    }
-}
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// A live (not archived, not consolidated away) item, with what the plans need of it, so
 /// later phases never go back to the (large, cold) item structs of 100k items.
@@ -266,10 +283,6 @@ pub(crate) struct StatusCounts {
 }
 
 impl StatusCounts {
-    pub fn add(&mut self, status: Status) {
-        self.add_many(status, 1);
-    }
-
     pub fn add_many(&mut self, status: Status, count: u32) {
         self.all += count;
         match status {
@@ -301,9 +314,47 @@ pub(crate) const BRIEF_ACTIVE_AREAS: usize = 5;
 /// "Active areas" are implementation facts updated within this many days.
 pub(crate) const ACTIVE_AREA_DAYS: f64 = 14.0;
 
+/// The items an analysis is made of: full items, or the metas of every item plus the full
+/// items given so far (the lean path, see [`super::lean`]).
+pub(crate) enum Rows<'a> {
+    Items(&'a [Item]),
+    Lean { metas: &'a [ItemMeta], full: &'a HashMap<usize, Item> },
+}
+
+impl<'a> Rows<'a> {
+    pub fn id(&self, index: usize) -> &'a str {
+        match self {
+            Rows::Items(items) => &items[index].id,
+            Rows::Lean { metas, .. } => &metas[index].id,
+        }
+    }
+
+    pub fn schema_key(&self, index: usize) -> &'a str {
+        match self {
+            Rows::Items(items) => &items[index].schema_key,
+            Rows::Lean { metas, .. } => &metas[index].schema_key,
+        }
+    }
+
+    pub fn kind(&self, index: usize) -> Kind {
+        match self {
+            Rows::Items(items) => items[index].kind,
+            Rows::Lean { metas, .. } => metas[index].kind,
+        }
+    }
+
+    /// The [`FIXED`] / [`DONE`] / [`RESOLVED`] facts of an item.
+    pub fn flags(&self, index: usize) -> u8 {
+        match self {
+            Rows::Items(items) => items[index].flags(),
+            Rows::Lean { metas, .. } => metas[index].flags(),
+        }
+    }
+}
+
 /// Everything computed from one pass over the items.
 pub(crate) struct Analysis<'a> {
-    pub items: &'a [Item],
+    pub rows: Rows<'a>,
     pub now: Timestamp,
     /// Live entries in input order (winners of their dedup hint).
     pub live: Vec<Live<'a>>,
@@ -314,87 +365,156 @@ pub(crate) struct Analysis<'a> {
     pub brief: Brief,
     /// Status counts per schema key, sorted by key.
     pub schema_counts: Vec<(&'a str, StatusCounts)>,
+    /// Items a renderer needed in full but the lean path did not have (see [`Analysis::full`]).
+    missing: RefCell<Vec<usize>>,
 }
 
 impl<'a> Analysis<'a> {
-    /// Analyses `items`; `with_tree` also counts statuses per schema key (it reads every
+    /// Analyses the rows; `with_tree` also counts statuses per schema key (it reads every
     /// item's schema key, a large part of the cost at 100k items).
-    pub fn new(items: &'a [Item], now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Analysis<'a> {
-        // One pass over the items: at 100k items the cost is memory traffic (each item's
-        // struct and its strings), so every later phase works on `Live` copies.
-        let mut schema_slots: Vec<(&'a str, StatusCounts)> = Vec::new();
-        let mut schema_keys: HashedStrings<'a, usize> = HashedStrings::new();
-        let mut candidates: Vec<(Live<'a>, u32)> = Vec::with_capacity(items.len());
-        let mut archived = Vec::new();
-        let mut hint_texts: Vec<&'a str> = Vec::new();
-        let mut hints: HashedStrings<'a, u32> = HashedStrings::new();
-        // Per hint group: the position in `candidates` of its best member so far.
-        let mut group_best: Vec<usize> = Vec::new();
-        const NO_GROUP: u32 = u32::MAX;
+    pub fn new(rows: Rows<'a>, now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Analysis<'a> {
+        let pass = match rows {
+            Rows::Items(items) => Pass::run(items, now, thresholds, with_tree),
+            Rows::Lean { metas, .. } => Pass::run(metas, now, thresholds, with_tree),
+        };
+        pass.finish(rows, now)
+    }
 
-        // Items are taken in chunks. A tight first loop reads the strings of a chunk's items
-        // (schema key, dedup hint, tags) — independent loads, so the CPU overlaps their cache
-        // misses instead of waiting for each item in turn — and the second loop does the
-        // rest with those strings already in cache.
-        const CHUNK: usize = 64;
-        let mut facts = [StringFacts::default(); CHUNK];
-        for (chunk_number, chunk) in items.chunks(CHUNK).enumerate() {
-            for (fact, item) in facts.iter_mut().zip(chunk) {
-                *fact = StringFacts::of(item, with_tree);
-            }
-            for (offset, (item, strings)) in chunk.iter().zip(&facts).enumerate() {
-                let fact = Fact::of(item, strings, now, thresholds);
-                let index = chunk_number * CHUNK + offset;
-                if with_tree {
-                    let key: &'a str = &item.schema_key;
-                    let slot = match schema_keys.get(fact.key_hash, key, |slot: usize| schema_slots[slot].0) {
-                        Some(slot) => slot,
-                        None => {
-                            schema_slots.push((key, StatusCounts::default()));
-                            schema_keys.insert(fact.key_hash, key, schema_slots.len() - 1);
-                            schema_slots.len() - 1
-                        }
-                    };
-                    schema_slots[slot].1.add(item.status);
+    /// The full item at `index`, for a renderer. On the lean path an item not given in full
+    /// is noted as missing (the caller fetches it and assembles again) and `None` returned.
+    pub fn full(&self, index: usize) -> Option<&'a Item> {
+        match &self.rows {
+            Rows::Items(items) => Some(&items[index]),
+            Rows::Lean { full, .. } => {
+                let item = full.get(&index);
+                if item.is_none() {
+                    self.missing.borrow_mut().push(index);
                 }
-                if let Some(reason) = fact.archive {
-                    archived.push((index, reason, fact.score));
+                item
+            }
+        }
+    }
+
+    /// The items renderers needed but did not have, sorted, each once.
+    pub fn take_missing(&self) -> Vec<usize> {
+        let mut missing = self.missing.take();
+        missing.sort_unstable();
+        missing.dedup();
+        missing
+    }
+
+    /// The items consolidated into `winner`, best first.
+    pub fn consolidated_into(&self, winner: usize) -> &[Consolidated<'a>] {
+        let start = self.consolidated.partition_point(|c| c.winner < winner);
+        let end = self.consolidated.partition_point(|c| c.winner <= winner);
+        &self.consolidated[start..end]
+    }
+}
+
+/// No dedup hint group.
+const NO_GROUP: u32 = u32::MAX;
+
+/// What the pass over the rows collects, before consolidation.
+struct Pass<'a> {
+    /// Live candidates (before dedup consolidation) with their hint group.
+    candidates: Vec<(Live<'a>, u32)>,
+    archived: Vec<(usize, ArchiveReason, f64)>,
+    /// Per hint group: the position in `candidates` of its best member.
+    group_best: Vec<usize>,
+    schema_counts: Vec<(&'a str, StatusCounts)>,
+}
+
+impl<'a> Pass<'a> {
+    /// One pass over the rows. At 100k items the cost is memory traffic (the rows and the
+    /// strings they point to), so every later phase works on the small `Live` copies.
+    fn run<R: Layered>(rows: &'a [R], now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Pass<'a> {
+        let mut keys: StringTable<'a> = StringTable::new();
+        let mut key_counts: Vec<[u32; STATUS_COUNT]> = Vec::new();
+        let mut hints: StringTable<'a> = StringTable::new();
+        let mut group_best: Vec<usize> = Vec::new();
+        let mut candidates: Vec<(Live<'a>, u32)> = Vec::with_capacity(rows.len() / 2);
+        let mut archived = Vec::with_capacity(rows.len() / 2);
+
+        // Rows are taken in chunks. A tight loop first hashes the schema keys of a chunk:
+        // independent loads, so the CPU overlaps their cache misses instead of waiting for
+        // each row in turn; the next loops find those strings in cache.
+        const CHUNK: usize = 32;
+        let mut key_hashes = [0u64; CHUNK];
+        for (chunk_number, chunk) in rows.chunks(CHUNK).enumerate() {
+            if with_tree {
+                for (hash, row) in key_hashes.iter_mut().zip(chunk) {
+                    *hash = hash_str(row.schema_key());
+                }
+                for (row, &hash) in chunk.iter().zip(&key_hashes) {
+                    let slot = keys.slot(hash, row.schema_key());
+                    if slot == key_counts.len() {
+                        key_counts.push([0; STATUS_COUNT]);
+                    }
+                    key_counts[slot][row.status() as usize] += 1;
+                }
+            }
+            for (offset, row) in chunk.iter().enumerate() {
+                let index = chunk_number * CHUNK + offset;
+                let age = age_days(row.updated_at(), now);
+                let score = score_at(row, age, now);
+                let status = row.status();
+                if status != Status::Approved {
+                    archived.push((index, ArchiveReason::Status(status), score));
+                    continue;
+                }
+                let flags = row.flags();
+                if let Some(reason) = approved_archive_reason(row, age, thresholds, flags & FIXED != 0) {
+                    archived.push((index, reason, score));
                     continue;
                 }
                 let live = Live {
-                    id: &item.id,
+                    id: row.id(),
                     index,
-                    score: fact.score,
-                    age_days: fact.age,
-                    kind: item.kind,
-                    importance: item.importance,
-                    stored_tokens: item.tokens,
-                    flags: fact.flags,
-                    active: fact.active,
+                    score,
+                    age_days: age,
+                    kind: row.kind(),
+                    importance: row.importance(),
+                    stored_tokens: row.stored_tokens(),
+                    flags,
+                    active: qualifies_with(row, age, flags),
                 };
                 let position = candidates.len();
                 let mut group = NO_GROUP;
-                if let Some(hint) = item.dedup_hint.as_deref() {
-                    group = match hints.get(fact.hint_hash, hint, |group: u32| hint_texts[group as usize]) {
-                        Some(group) => group,
-                        None => {
-                            let group = hint_texts.len() as u32;
-                            hint_texts.push(hint);
-                            hints.insert(fact.hint_hash, hint, group);
-                            group_best.push(position);
-                            group
-                        }
-                    };
-                    let best = &mut group_best[group as usize];
+                if let Some(hint) = row.dedup_hint() {
+                    let slot = hints.slot(hash_str(hint), hint);
+                    if slot == group_best.len() {
+                        group_best.push(position);
+                    }
+                    let best = &mut group_best[slot];
                     if *best != position && better(&live, &candidates[*best].0) {
                         *best = position;
                     }
+                    group = slot as u32;
                 }
                 candidates.push((live, group));
             }
         }
 
-        // Consolidate: each group's best member takes the others' Layer 1 qualification.
+        let mut schema_counts: Vec<(&'a str, StatusCounts)> = keys
+            .into_texts()
+            .into_iter()
+            .zip(key_counts)
+            .map(|(key, counts)| {
+                let mut status_counts = StatusCounts::default();
+                for &status in Status::ALL {
+                    status_counts.add_many(status, counts[status as usize]);
+                }
+                (key, status_counts)
+            })
+            .collect();
+        schema_counts.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        Pass { candidates, archived, group_best, schema_counts }
+    }
+
+    /// Consolidates the dedup groups and collects the brief.
+    fn finish(self, rows: Rows<'a>, now: Timestamp) -> Analysis<'a> {
+        let Pass { mut candidates, archived, group_best, schema_counts } = self;
+        // Each group's best member takes the others' Layer 1 qualification.
         let mut consolidated = Vec::new();
         for position in 0..candidates.len() {
             let (live, group) = candidates[position];
@@ -428,64 +548,8 @@ impl<'a> Analysis<'a> {
         }
         candidates.truncate(kept);
         let live: Vec<Live<'a>> = candidates.into_iter().map(|(live, _)| live).collect();
-
         let brief = Brief::collect(&live);
-        let mut schema_counts = schema_slots;
-        schema_counts.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        Analysis { items, now, live, archived, consolidated, brief, schema_counts }
-    }
-
-    /// The items consolidated into `winner`, best first.
-    pub fn consolidated_into(&self, winner: usize) -> &[Consolidated<'a>] {
-        let start = self.consolidated.partition_point(|c| c.winner < winner);
-        let end = self.consolidated.partition_point(|c| c.winner <= winner);
-        &self.consolidated[start..end]
-    }
-}
-
-/// What an item's heap data (strings, tags) tells, read in the tight loop of a chunk.
-#[derive(Clone, Copy, Debug, Default)]
-struct StringFacts {
-    key_hash: u64,
-    hint_hash: u64,
-    flags: u8,
-}
-
-impl StringFacts {
-    fn of(item: &Item, with_tree: bool) -> StringFacts {
-        StringFacts {
-            key_hash: if with_tree { hash_str(&item.schema_key) } else { 0 },
-            hint_hash: item.dedup_hint.as_deref().map_or(0, hash_str),
-            flags: flags_of(item),
-        }
-    }
-}
-
-/// Everything computed from one item alone.
-#[derive(Clone, Copy, Debug)]
-struct Fact {
-    key_hash: u64,
-    hint_hash: u64,
-    age: f64,
-    score: f64,
-    flags: u8,
-    archive: Option<ArchiveReason>,
-    active: bool,
-}
-
-impl Fact {
-    fn of(item: &Item, strings: &StringFacts, now: Timestamp, thresholds: &ArchiveThresholds) -> Fact {
-        let age = age_days(item.updated_at, now);
-        let flags = strings.flags;
-        Fact {
-            key_hash: strings.key_hash,
-            hint_hash: strings.hint_hash,
-            age,
-            score: score_at(item, age, now),
-            flags,
-            archive: archive_reason_with(item, age, thresholds, flags & FIXED != 0),
-            active: qualifies_with(item, age, flags),
-        }
+        Analysis { rows, now, live, archived, consolidated, brief, schema_counts, missing: RefCell::default() }
     }
 }
 
@@ -496,15 +560,8 @@ pub(crate) const DONE: u8 = 2;
 /// A signal item with severity `resolved`.
 pub(crate) const RESOLVED: u8 = 4;
 
-/// The tag/severity facts of an item (tags are only looked at for bugs and todos).
-fn flags_of(item: &Item) -> u8 {
-    match item.kind {
-        Kind::Bug if item.has_tag("fixed") => FIXED,
-        Kind::Todo if item.has_tag("done") => DONE,
-        Kind::Signal if item.severity == Some(crate::item::Severity::Resolved) => RESOLVED,
-        _ => 0,
-    }
-}
+/// How many statuses there are (`Status as usize` indexes per-status counters).
+const STATUS_COUNT: usize = Status::ALL.len();
 
 /// A fast string hash (folded 64×64→128 multiplies over 16-byte blocks, as in foldhash
 /// and wyhash): independent multiplies instead of a byte-serial chain.
@@ -514,16 +571,6 @@ fn hash_str(text: &str) -> u64 {
     fn fold(a: u64, b: u64) -> u64 {
         let product = u128::from(a) * u128::from(b);
         (product as u64) ^ ((product >> 64) as u64)
-    }
-    fn u64_at(bytes: &[u8], at: usize) -> u64 {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&bytes[at..at + 8]);
-        u64::from_le_bytes(word)
-    }
-    fn u32_at(bytes: &[u8], at: usize) -> u64 {
-        let mut word = [0u8; 4];
-        word.copy_from_slice(&bytes[at..at + 4]);
-        u64::from(u32::from_le_bytes(word))
     }
     let bytes = text.as_bytes();
     let length = bytes.len();
@@ -550,38 +597,110 @@ fn hash_str(text: &str) -> u64 {
     fold(hash, K0)
 }
 
-/// Strings keyed by a precomputed hash. A (rare) different string with an already used
-/// hash goes to an exact map, so equal strings always share a value and different ones
-/// never do.
-struct HashedStrings<'a, V> {
-    by_hash: FxMap<u64, V>,
-    collisions: FxMap<&'a str, V>,
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
 }
 
-impl<'a, V: Copy> HashedStrings<'a, V> {
-    fn new() -> Self {
-        HashedStrings { by_hash: FxMap::default(), collisions: FxMap::default() }
+fn u32_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u64::from(u32::from_le_bytes(word))
+}
+
+/// Equal strings, compared in 8-byte words (the strings here are short; a call to
+/// `memcmp` per row costs more than the comparison).
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let length = a.len();
+    if length != b.len() {
+        return false;
+    }
+    if length < 8 {
+        return a == b;
+    }
+    let mut at = 0;
+    while length - at > 8 {
+        if u64_at(a, at) != u64_at(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    u64_at(a, length - 8) == u64_at(b, length - 8)
+}
+
+/// Numbers distinct strings in order of first appearance: an open-addressing table of
+/// `(hash, slot)` pairs over precomputed hashes. Texts are compared exactly, so equal
+/// strings always share a slot and different ones never do; a (rare) different string
+/// with an already used hash goes to a side map.
+struct StringTable<'a> {
+    /// `(hash, slot + 1)`; a zero slot marks an empty entry. The length is a power of two.
+    entries: Vec<(u64, u32)>,
+    texts: Vec<&'a str>,
+    collisions: HashMap<&'a str, usize>,
+}
+
+impl<'a> StringTable<'a> {
+    fn new() -> StringTable<'a> {
+        StringTable { entries: vec![(0, 0); 64], texts: Vec::new(), collisions: HashMap::new() }
     }
 
-    /// The value of `text`; `text_of` names the string a stored value belongs to.
-    fn get(&self, hash: u64, text: &str, text_of: impl Fn(V) -> &'a str) -> Option<V> {
-        match self.by_hash.get(&hash) {
-            None => None,
-            Some(&value) if text_of(value) == text => Some(value),
-            Some(_) => self.collisions.get(text).copied(),
+    /// The slot of `text` (whose hash is `hash`); a new text gets the next slot,
+    /// `texts.len()` before the call.
+    #[inline]
+    fn slot(&mut self, hash: u64, text: &'a str) -> usize {
+        let mask = self.entries.len() - 1;
+        let mut position = hash as usize & mask;
+        loop {
+            let (stored_hash, stored_slot) = self.entries[position];
+            if stored_slot == 0 {
+                let slot = self.texts.len();
+                self.texts.push(text);
+                self.entries[position] = (hash, slot as u32 + 1);
+                if self.texts.len() * 2 > self.entries.len() {
+                    self.grow();
+                }
+                return slot;
+            }
+            if stored_hash == hash {
+                let slot = stored_slot as usize - 1;
+                if same_text(self.texts[slot], text) {
+                    return slot;
+                }
+                return self.colliding_slot(text);
+            }
+            position = (position + 1) & mask;
         }
     }
 
-    /// Stores the value of a `text` that [`HashedStrings::get`] did not find.
-    fn insert(&mut self, hash: u64, text: &'a str, value: V) {
-        match self.by_hash.entry(hash) {
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.collisions.insert(text, value);
-            }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(value);
-            }
+    #[cold]
+    fn colliding_slot(&mut self, text: &'a str) -> usize {
+        let next = self.texts.len();
+        let slot = *self.collisions.entry(text).or_insert(next);
+        if slot == next {
+            self.texts.push(text);
         }
+        slot
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let size = self.entries.len() * 2;
+        let old = std::mem::replace(&mut self.entries, vec![(0, 0); size]);
+        let mask = size - 1;
+        for (hash, slot) in old.into_iter().filter(|&(_, slot)| slot != 0) {
+            let mut position = hash as usize & mask;
+            while self.entries[position].1 != 0 {
+                position = (position + 1) & mask;
+            }
+            self.entries[position] = (hash, slot);
+        }
+    }
+
+    /// The distinct texts, by slot.
+    fn into_texts(self) -> Vec<&'a str> {
+        self.texts
     }
 }
 
@@ -605,6 +724,11 @@ fn keep_best<T: Copy>(best: &mut Vec<T>, limit: usize, candidate: T, is_better: 
 }
 
 impl Brief {
+    /// Every item the brief names.
+    pub fn indices(&self) -> Vec<usize> {
+        [&self.stack, &self.decisions, &self.conventions, &self.active_areas].into_iter().flatten().copied().collect()
+    }
+
     fn collect(live: &[Live<'_>]) -> Brief {
         let mut brief = Brief::default();
         let mut stack: Vec<Live<'_>> = Vec::new();

@@ -14,7 +14,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 
 use super::brain::{brief_section, ranked_entries};
-use super::classify::Analysis;
+use super::classify::{Analysis, Rows};
 use super::engine::{BudgetReport, Entry, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{InjectBlock, render_inject};
 use super::render::{clip, first_line, title};
@@ -69,7 +69,7 @@ pub fn claude_md_summary(
     options: &BrainOptions,
     injects: &[InjectBlock],
 ) -> ClaudeMdSummary {
-    let analysis = Analysis::new(items, now, &options.thresholds, false);
+    let analysis = Analysis::new(Rows::Items(items), now, &options.thresholds, false);
     summary_from_analysis(&analysis, counter, &options.summary, injects, options.list_limit)
 }
 
@@ -125,7 +125,7 @@ fn summary_plan<'a>(
             decisions_cap,
             decisions,
             Order::ByRank,
-            Box::new(move |index| render_one_liner(&analysis.items[index], false)),
+            Box::new(move |index| analysis.full(index).map_or_else(String::new, |item| render_one_liner(item, false))),
         )
         .with_heading("### Recent Decisions"),
         Section::entries(
@@ -133,7 +133,7 @@ fn summary_plan<'a>(
             issues_cap,
             issues,
             Order::ByRank,
-            Box::new(move |index| render_one_liner(&analysis.items[index], true)),
+            Box::new(move |index| analysis.full(index).map_or_else(String::new, |item| render_one_liner(item, true))),
         )
         .with_heading("### Known Issues"),
     ];
