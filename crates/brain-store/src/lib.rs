@@ -8,6 +8,7 @@ mod sqlite;
 
 pub use error::StoreError;
 pub use filter::{Access, ItemFilter, SearchHit, StoreStats};
+pub use sqlite::lean::ReadTx;
 pub use sqlite::vault::VaultFileRecord;
 pub use sqlite::{SqliteStore, WriteTx};
 

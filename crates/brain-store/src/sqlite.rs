@@ -17,6 +17,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavio
 
 use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
 
+pub(crate) mod lean;
 pub(crate) mod vault;
 
 /// The shipped migrations, in order. Never edit one that has shipped: append a new one.
@@ -24,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0001_init.sql"),
     include_str!("migrations/sqlite/0002_vault.sql"),
     include_str!("migrations/sqlite/0003_session_index.sql"),
+    include_str!("migrations/sqlite/0004_layering_index.sql"),
 ];
 
 /// Default wait for another process's write lock.
