@@ -30,7 +30,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::classify::{Analysis, ArchiveThresholds, DONE, Live, Rows, StatusCounts};
+use super::classify::{Analysis, ArchiveThresholds, DONE, Rows, StatusCounts};
 use super::claude_md::{ClaudeMdOptions, summary_from_analysis};
 use super::engine::{
     BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble, push_overflow_limited,
@@ -513,7 +513,13 @@ fn by_score_then_id(rows: &Rows<'_>, a: (usize, f64), b: (usize, f64)) -> std::c
 /// The best `limit` archived items, sorted.
 fn best_archived(analysis: &Analysis<'_>, limit: usize) -> Vec<(usize, super::classify::ArchiveReason, f64)> {
     let rows = &analysis.rows;
-    let order = |a: &(usize, _, f64), b: &(usize, _, f64)| by_score_then_id(rows, (a.0, a.2), (b.0, b.2));
+    let order = |a: &(usize, _, f64), b: &(usize, _, f64)| {
+        // Most rows lose on the score alone; the ids (cold memory) only break ties.
+        match b.2.total_cmp(&a.2) {
+            std::cmp::Ordering::Equal => by_score_then_id(rows, (a.0, a.2), (b.0, b.2)),
+            unequal => unequal,
+        }
+    };
     best_by(&analysis.archived, limit, order)
 }
 
@@ -610,14 +616,4 @@ fn sort_tree(nodes: &mut [TreeNode]) {
     for node in nodes {
         sort_tree(&mut node.children);
     }
-}
-
-/// Live entries passing `keep`, as engine entries ranked by score.
-pub(crate) fn ranked_entries<'a>(analysis: &Analysis<'a>, keep: impl Fn(&Live<'a>) -> bool) -> Vec<Entry<'a>> {
-    analysis
-        .live
-        .iter()
-        .filter(|live| keep(live))
-        .map(|live| Entry::new(Label::Id(live.id), live.index, live.score))
-        .collect()
 }

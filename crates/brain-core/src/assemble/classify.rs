@@ -102,6 +102,17 @@ pub(crate) trait Layered {
     /// The [`FIXED`], [`DONE`] and [`RESOLVED`] facts (tags are only looked at for bugs and
     /// todos).
     fn flags(&self) -> u8;
+    /// Reads one byte or word of every cache line the pass will read of this row — its
+    /// fields and the strings they point to — and folds them into a meaningless value.
+    /// See [`Pass::run`] for why.
+    fn touch(&self, with_tree: bool) -> u64;
+}
+
+/// The first and last bytes of a string folded (a short string lies on at most the two
+/// cache lines of its ends).
+pub(crate) fn ends(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    u64::from(bytes.first().copied().unwrap_or(0) ^ bytes.last().copied().unwrap_or(0))
 }
 
 impl Layered for Item {
@@ -134,6 +145,21 @@ impl Layered for Item {
     }
     fn dedup_hint(&self) -> Option<&str> {
         self.dedup_hint.as_deref()
+    }
+    fn touch(&self, with_tree: bool) -> u64 {
+        let mut touched = u64::from(self.importance) ^ self.updated_at.as_second() as u64 ^ u64::from(self.tokens);
+        touched ^= self.valid_until.map_or(0, |until| until.as_second() as u64);
+        if with_tree {
+            touched ^= ends(&self.schema_key);
+        }
+        // Only approved items are classified further (hint groups, tags).
+        if self.status == Status::Approved {
+            touched ^= self.dedup_hint.as_deref().map_or(0, ends);
+            if matches!(self.kind, Kind::Bug | Kind::Todo) {
+                touched ^= self.tags.first().map_or(0, |tag| tag.len() as u64);
+            }
+        }
+        touched
     }
     fn flags(&self) -> u8 {
         match self.kind {
@@ -251,6 +277,8 @@ pub(crate) struct Live<'a> {
     pub flags: u8,
     /// Layer 1 when the item — or any item consolidated into it — qualifies.
     pub active: bool,
+    /// The item's dedup hint group, or [`NO_GROUP`].
+    group: u32,
 }
 
 impl Live<'_> {
@@ -413,11 +441,15 @@ impl<'a> Analysis<'a> {
 
 /// No dedup hint group.
 const NO_GROUP: u32 = u32::MAX;
+/// Marks a candidate consolidated into its group's best member.
+const CONSOLIDATED: u32 = u32::MAX - 1;
 
 /// What the pass over the rows collects, before consolidation.
 struct Pass<'a> {
-    /// Live candidates (before dedup consolidation) with their hint group.
-    candidates: Vec<(Live<'a>, u32)>,
+    /// Live candidates (before dedup consolidation), in input order.
+    candidates: Vec<Live<'a>>,
+    /// Positions in `candidates` of those with a dedup hint.
+    grouped: Vec<usize>,
     archived: Vec<(usize, ArchiveReason, f64)>,
     /// Per hint group: the position in `candidates` of its best member.
     group_best: Vec<usize>,
@@ -425,22 +457,28 @@ struct Pass<'a> {
 }
 
 impl<'a> Pass<'a> {
-    /// One pass over the rows. At 100k items the cost is memory traffic (the rows and the
-    /// strings they point to), so every later phase works on the small `Live` copies.
+    /// One pass over the rows. At 100k items the cost is memory traffic — the rows and the
+    /// strings they point to, spread over a few hundred megabytes — so every later phase
+    /// works on the small `Live` copies, and the rows are read in chunks: a tight loop
+    /// first touches everything the chunk's rows will be read for (independent loads, so
+    /// the CPU keeps many cache misses in flight; a long loop body would let it look only
+    /// a few rows ahead), then the loops that hash, count and classify find it in cache.
     fn run<R: Layered>(rows: &'a [R], now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Pass<'a> {
         let mut keys: StringTable<'a> = StringTable::new();
         let mut key_counts: Vec<[u32; STATUS_COUNT]> = Vec::new();
         let mut hints: StringTable<'a> = StringTable::new();
         let mut group_best: Vec<usize> = Vec::new();
-        let mut candidates: Vec<(Live<'a>, u32)> = Vec::with_capacity(rows.len() / 2);
+        let mut grouped: Vec<usize> = Vec::new();
+        let mut candidates: Vec<Live<'a>> = Vec::with_capacity(rows.len() / 2);
         let mut archived = Vec::with_capacity(rows.len() / 2);
 
-        // Rows are taken in chunks. A tight loop first hashes the schema keys of a chunk:
-        // independent loads, so the CPU overlaps their cache misses instead of waiting for
-        // each row in turn; the next loops find those strings in cache.
-        const CHUNK: usize = 32;
+        const CHUNK: usize = 128;
         let mut key_hashes = [0u64; CHUNK];
+        let mut touched = 0u64;
         for (chunk_number, chunk) in rows.chunks(CHUNK).enumerate() {
+            for row in chunk {
+                touched ^= row.touch(with_tree);
+            }
             if with_tree {
                 for (hash, row) in key_hashes.iter_mut().zip(chunk) {
                     *hash = hash_str(row.schema_key());
@@ -467,7 +505,7 @@ impl<'a> Pass<'a> {
                     archived.push((index, reason, score));
                     continue;
                 }
-                let live = Live {
+                let mut live = Live {
                     id: row.id(),
                     index,
                     score,
@@ -477,23 +515,26 @@ impl<'a> Pass<'a> {
                     stored_tokens: row.stored_tokens(),
                     flags,
                     active: qualifies_with(row, age, flags),
+                    group: NO_GROUP,
                 };
                 let position = candidates.len();
-                let mut group = NO_GROUP;
                 if let Some(hint) = row.dedup_hint() {
-                    let slot = hints.slot(hash_str(hint), hint);
-                    if slot == group_best.len() {
+                    let group = hints.slot(hash_str(hint), hint);
+                    if group == group_best.len() {
                         group_best.push(position);
                     }
-                    let best = &mut group_best[slot];
-                    if *best != position && better(&live, &candidates[*best].0) {
+                    let best = &mut group_best[group];
+                    if *best != position && better(&live, &candidates[*best]) {
                         *best = position;
                     }
-                    group = slot as u32;
+                    live.group = group as u32;
+                    grouped.push(position);
                 }
-                candidates.push((live, group));
+                candidates.push(live);
             }
         }
+        // The touched values mean nothing; the loads that made them had to happen.
+        std::hint::black_box(touched);
 
         let mut schema_counts: Vec<(&'a str, StatusCounts)> = keys
             .into_texts()
@@ -508,46 +549,38 @@ impl<'a> Pass<'a> {
             })
             .collect();
         schema_counts.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        Pass { candidates, archived, group_best, schema_counts }
+        Pass { candidates, grouped, archived, group_best, schema_counts }
     }
 
     /// Consolidates the dedup groups and collects the brief.
     fn finish(self, rows: Rows<'a>, now: Timestamp) -> Analysis<'a> {
-        let Pass { mut candidates, archived, group_best, schema_counts } = self;
+        let Pass { mut candidates, grouped, archived, group_best, schema_counts } = self;
         // Each group's best member takes the others' Layer 1 qualification.
         let mut consolidated = Vec::new();
-        for position in 0..candidates.len() {
-            let (live, group) = candidates[position];
-            if group == NO_GROUP {
+        for &position in &grouped {
+            let live = candidates[position];
+            let winner_position = group_best[live.group as usize];
+            if winner_position == position {
                 continue;
             }
-            let winner_position = group_best[group as usize];
-            if winner_position != position {
-                consolidated.push(Consolidated {
-                    winner: candidates[winner_position].0.index,
-                    loser: live.index,
-                    loser_id: live.id,
-                    score: live.score,
-                });
-                if live.active {
-                    candidates[winner_position].0.active = true;
-                }
+            consolidated.push(Consolidated {
+                winner: candidates[winner_position].index,
+                loser: live.index,
+                loser_id: live.id,
+                score: live.score,
+            });
+            if live.active {
+                candidates[winner_position].active = true;
             }
+            candidates[position].group = CONSOLIDATED;
         }
         consolidated.sort_unstable_by(|a, b| {
             a.winner.cmp(&b.winner).then_with(|| b.score.total_cmp(&a.score)).then_with(|| a.loser_id.cmp(b.loser_id))
         });
-        // Keep the winners, in place (no second large vector).
-        let mut kept = 0;
-        for position in 0..candidates.len() {
-            let group = candidates[position].1;
-            if group == NO_GROUP || group_best[group as usize] == position {
-                candidates[kept] = candidates[position];
-                kept += 1;
-            }
+        if !consolidated.is_empty() {
+            candidates.retain(|live| live.group != CONSOLIDATED);
         }
-        candidates.truncate(kept);
-        let live: Vec<Live<'a>> = candidates.into_iter().map(|(live, _)| live).collect();
+        let live = candidates;
         let brief = Brief::collect(&live);
         Analysis { rows, now, live, archived, consolidated, brief, schema_counts, missing: RefCell::default() }
     }

@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::brain::{brief_section, ranked_entries};
+use super::brain::brief_section;
 use super::classify::{Analysis, Rows};
 use super::engine::{BudgetReport, Entry, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{InjectBlock, render_inject};
@@ -102,10 +102,17 @@ fn summary_plan<'a>(
     let issues_cap = total - brief_cap - decisions_cap;
     let in_brief = &analysis.brief.decisions;
 
-    let decisions = ranked_entries(analysis, |live| {
-        live.kind == Kind::Decision && live.age_days <= RECENT_DECISION_DAYS && !in_brief.contains(&live.index)
-    });
-    let issues = ranked_entries(analysis, |live| live.is_known_issue());
+    // One pass over the live items for both ranked sections.
+    let mut decisions = Vec::new();
+    let mut issues = Vec::new();
+    for live in &analysis.live {
+        let entry = || Entry::new(Label::Id(live.id), live.index, live.score);
+        if live.kind == Kind::Decision && live.age_days <= RECENT_DECISION_DAYS && !in_brief.contains(&live.index) {
+            decisions.push(entry());
+        } else if live.is_known_issue() {
+            issues.push(entry());
+        }
+    }
     let mut seen: Vec<&str> = Vec::new();
     let mut inject_entries = Vec::new();
     for (key, inject) in injects.iter().enumerate() {

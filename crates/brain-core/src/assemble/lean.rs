@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use super::brain::{BrainDocument, BrainOptions, assemble_brain_document};
-use super::classify::{Analysis, DONE, FIXED, Layered, RESOLVED, Rows, is_done_todo, is_fixed_bug};
+use super::classify::{Analysis, DONE, FIXED, Layered, RESOLVED, Rows, ends, is_done_todo, is_fixed_bug};
 use super::claude_md::{ClaudeMdSummary, summary_from_analysis};
 use super::engine::MAX_CONSECUTIVE_MISSES;
 use super::feed::{Feed, InjectBlock};
@@ -105,6 +105,16 @@ impl Layered for ItemMeta {
     }
     fn dedup_hint(&self) -> Option<&str> {
         self.dedup_hint.as_deref()
+    }
+    fn touch(&self, with_tree: bool) -> u64 {
+        let mut touched = u64::from(self.importance) ^ self.updated_at.as_second() as u64;
+        if with_tree {
+            touched ^= ends(&self.schema_key);
+        }
+        if self.status == Status::Approved {
+            touched ^= self.dedup_hint.as_deref().map_or(0, ends);
+        }
+        touched
     }
     fn flags(&self) -> u8 {
         if self.fixed_bug {
