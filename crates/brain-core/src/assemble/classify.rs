@@ -533,6 +533,7 @@ impl<'a> Pass<'a> {
                 candidates.push(live);
             }
         }
+
         // The touched values mean nothing; the loads that made them had to happen.
         std::hint::black_box(touched);
 
@@ -642,10 +643,9 @@ fn u32_at(bytes: &[u8], at: usize) -> u64 {
     u64::from(u32::from_le_bytes(word))
 }
 
-/// Equal strings, compared in 8-byte words (the strings here are short; a call to
+/// Equal byte strings, compared in 8-byte words (the strings here are short; a call to
 /// `memcmp` per row costs more than the comparison).
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let length = a.len();
     if length != b.len() {
         return false;
@@ -663,20 +663,32 @@ fn same_text(a: &str, b: &str) -> bool {
     u64_at(a, length - 8) == u64_at(b, length - 8)
 }
 
-/// Numbers distinct strings in order of first appearance: an open-addressing table of
-/// `(hash, slot)` pairs over precomputed hashes. Texts are compared exactly, so equal
-/// strings always share a slot and different ones never do; a (rare) different string
-/// with an already used hash goes to a side map.
+/// Numbers distinct strings in order of first appearance: an open-addressing table
+/// (linear probing) over precomputed hashes. Texts are compared exactly, so equal strings
+/// always share a slot and different ones never do, whatever their hashes. The table
+/// keeps its own copies of the texts, back to back: comparing against them reads a few
+/// hot cache lines instead of one cold line per distinct string somewhere in the items.
 struct StringTable<'a> {
-    /// `(hash, slot + 1)`; a zero slot marks an empty entry. The length is a power of two.
-    entries: Vec<(u64, u32)>,
+    /// `(high half of the hash, slot + 1)`; a zero slot marks an empty entry. The length is
+    /// a power of two; the low half of the hash picks the first entry to probe.
+    entries: Vec<(u32, u32)>,
     texts: Vec<&'a str>,
-    collisions: HashMap<&'a str, usize>,
+    copies: Vec<u8>,
+    /// Per slot: where its copy starts in `copies`.
+    copy_starts: Vec<usize>,
+    /// Per slot: its hash (for growing the table).
+    hashes: Vec<u64>,
 }
 
 impl<'a> StringTable<'a> {
     fn new() -> StringTable<'a> {
-        StringTable { entries: vec![(0, 0); 64], texts: Vec::new(), collisions: HashMap::new() }
+        StringTable {
+            entries: vec![(0, 0); 64],
+            texts: Vec::new(),
+            copies: Vec::new(),
+            copy_starts: Vec::new(),
+            hashes: Vec::new(),
+        }
     }
 
     /// The slot of `text` (whose hash is `hash`); a new text gets the next slot,
@@ -684,37 +696,37 @@ impl<'a> StringTable<'a> {
     #[inline]
     fn slot(&mut self, hash: u64, text: &'a str) -> usize {
         let mask = self.entries.len() - 1;
+        let tag = (hash >> 32) as u32;
         let mut position = hash as usize & mask;
         loop {
-            let (stored_hash, stored_slot) = self.entries[position];
+            let (stored_tag, stored_slot) = self.entries[position];
             if stored_slot == 0 {
-                let slot = self.texts.len();
-                self.texts.push(text);
-                self.entries[position] = (hash, slot as u32 + 1);
+                let slot = self.push(hash, text);
+                self.entries[position] = (tag, slot as u32 + 1);
                 if self.texts.len() * 2 > self.entries.len() {
                     self.grow();
                 }
                 return slot;
             }
-            if stored_hash == hash {
+            if stored_tag == tag {
                 let slot = stored_slot as usize - 1;
-                if same_text(self.texts[slot], text) {
+                let start = self.copy_starts[slot];
+                let copy = &self.copies[start..start + self.texts[slot].len()];
+                if same_bytes(copy, text.as_bytes()) {
                     return slot;
                 }
-                return self.colliding_slot(text);
+                // Another text with the same hash half: this one may sit further along.
             }
             position = (position + 1) & mask;
         }
     }
 
-    #[cold]
-    fn colliding_slot(&mut self, text: &'a str) -> usize {
-        let next = self.texts.len();
-        let slot = *self.collisions.entry(text).or_insert(next);
-        if slot == next {
-            self.texts.push(text);
-        }
-        slot
+    fn push(&mut self, hash: u64, text: &'a str) -> usize {
+        self.hashes.push(hash);
+        self.texts.push(text);
+        self.copy_starts.push(self.copies.len());
+        self.copies.extend_from_slice(text.as_bytes());
+        self.texts.len() - 1
     }
 
     #[cold]
@@ -722,12 +734,12 @@ impl<'a> StringTable<'a> {
         let size = self.entries.len() * 2;
         let old = std::mem::replace(&mut self.entries, vec![(0, 0); size]);
         let mask = size - 1;
-        for (hash, slot) in old.into_iter().filter(|&(_, slot)| slot != 0) {
-            let mut position = hash as usize & mask;
+        for (tag, slot) in old.into_iter().filter(|&(_, slot)| slot != 0) {
+            let mut position = self.hashes[slot as usize - 1] as usize & mask;
             while self.entries[position].1 != 0 {
                 position = (position + 1) & mask;
             }
-            self.entries[position] = (hash, slot);
+            self.entries[position] = (tag, slot);
         }
     }
 
@@ -790,5 +802,44 @@ impl Brief {
         brief.conventions = indices(conventions);
         brief.active_areas = indices(active_areas);
         brief
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_with_equal_hashes_keep_apart_and_equal_strings_share_a_slot() {
+        let texts: Vec<String> = (0..200).map(|n| format!("root/key/{n}")).collect();
+        let copies = texts.clone();
+        let mut table = StringTable::new();
+        // Every text under one hash (the worst case), then under its real hash.
+        for (expected, text) in texts.iter().enumerate() {
+            assert_eq!(table.slot(7, text), expected);
+        }
+        for (expected, text) in texts.iter().enumerate() {
+            assert_eq!(table.slot(7, text), expected, "{text}");
+        }
+        let mut table = StringTable::new();
+        for (expected, (text, copy)) in texts.iter().zip(&copies).enumerate() {
+            assert_eq!(table.slot(hash_str(text), text), expected);
+            assert_eq!(table.slot(hash_str(copy), copy), expected);
+        }
+        assert_eq!(table.into_texts().len(), texts.len());
+    }
+
+    #[test]
+    fn byte_strings_compare_whole_at_every_length() {
+        for length in 0..40 {
+            let a: Vec<u8> = (0..length).map(|n| n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()));
+            for position in 0..length {
+                let mut b = a.clone();
+                b[position] ^= 1;
+                assert!(!same_bytes(&a, &b), "{length} {position}");
+            }
+            assert!(!same_bytes(&a, &a[..length.saturating_sub(1)]) || length == 0);
+        }
     }
 }
