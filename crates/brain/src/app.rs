@@ -17,7 +17,7 @@ use brain_core::assemble::{
 use brain_core::item::{NewItemContext, new_id};
 use brain_core::tokens::TokenCounter;
 use brain_core::{Item, ItemDraft, Scope, Status, Timestamp};
-use brain_store::{Access, ItemFilter, SearchHit, Store, StoreStats};
+use brain_store::{Access, ItemFilter, PageReads, SearchHit, Store, StoreStats};
 
 use crate::config::{self, Config, DATABASE_FILE};
 use crate::error::{BrainError, BrainResult};
@@ -118,14 +118,22 @@ impl Brain {
     }
 
     /// Opens an existing home; a missing home is a user error pointing at `brain init`.
+    /// Pages are memory-mapped (the hook path); see [`Brain::open_with`].
     pub fn open(context: &Context) -> BrainResult<Brain> {
+        Brain::open_with(context, PageReads::Mapped)
+    }
+
+    /// `open`, reading the store's pages the given way: long-running processes and
+    /// commands that list a whole session use [`PageReads::Cached`] (small resident memory
+    /// on big stores, no slower for them).
+    pub fn open_with(context: &Context, page_reads: PageReads) -> BrainResult<Brain> {
         if !context.home.is_dir() {
             return Err(BrainError::user_with_hint(
                 format!("brain home {} does not exist", context.home.display()),
                 "create it with `brain init` (or pass --home / set BRAIN_HOME)",
             ));
         }
-        let store = Store::open_sqlite(&context.home.join(DATABASE_FILE), false)?;
+        let store = Store::open_sqlite_with(&context.home.join(DATABASE_FILE), false, page_reads)?;
         Brain::with_store(context, store)
     }
 

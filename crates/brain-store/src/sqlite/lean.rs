@@ -72,37 +72,51 @@ impl ReadTx<'_> {
     }
 
     /// A meta from a `list_metas` row: the same conversions as `row_to_item`, so a meta
-    /// always agrees with the full item.
+    /// always agrees with the full item. Only the id, the schema key and the dedup hint
+    /// are copied out of SQLite; every other text is read in place.
     fn row_to_meta(&self, row: &Row<'_>) -> StoreResult<ItemMeta> {
         let sql = |err| self.store.sqlite_error(err);
         let id: String = row.get(0).map_err(sql)?;
         let invalid = |detail: String| StoreError::InvalidRow { id: id.clone(), detail };
-        let text = |index: usize| -> StoreResult<String> { row.get::<_, String>(index).map_err(sql) };
-        let optional = |index: usize| -> StoreResult<Option<String>> { row.get(index).map_err(sql) };
-        let kind: Kind = closed_value(&text(1)?).map_err(invalid)?;
-        let status: Status = closed_value(&text(3)?).map_err(invalid)?;
+        let borrowed = |index: usize| -> StoreResult<Option<&str>> {
+            let value = row.get_ref(index).map_err(sql)?;
+            value.as_str_or_null().map_err(|err| invalid(format!("column {index}: {err}")))
+        };
+        let text = |index: usize| -> StoreResult<&str> {
+            borrowed(index)?.ok_or_else(|| invalid(format!("column {index} is null")))
+        };
+        let kind: Kind = closed_value(text(1)?).map_err(invalid)?;
+        let status: Status = closed_value(text(3)?).map_err(invalid)?;
         // Only bugs (`fixed`) and todos (`done`) are classified by a tag.
         let tagged = |tag: &str| -> StoreResult<bool> {
             let tags: Vec<String> =
-                serde_json::from_str(&text(11)?).map_err(|err| invalid(format!("column 16: {err}")))?;
+                serde_json::from_str(text(11)?).map_err(|err| invalid(format!("column 16: {err}")))?;
             Ok(tags.iter().any(|t| t == tag))
         };
         let fixed_bug = kind == Kind::Bug && tagged("fixed")?;
         let done_todo = kind == Kind::Todo && tagged("done")?;
+        let severity = borrowed(6)?.map(closed_value).transpose().map_err(invalid)?;
+        let updated_at = parse_timestamp(text(7)?).map_err(invalid)?;
+        let valid_until = borrowed(8)?.map(parse_timestamp).transpose().map_err(invalid)?;
+        let schema_key = text(2)?.to_string();
+        let dedup_hint = borrowed(10)?.map(str::to_string);
+        let importance = row.get::<_, i64>(4).map_err(sql)? as u8;
+        let confidence = row.get::<_, f64>(5).map_err(sql)? as f32;
+        let tokens = row.get::<_, i64>(9).map_err(sql)? as u32;
         Ok(ItemMeta {
+            id,
             kind,
-            schema_key: text(2)?,
+            schema_key,
             status,
-            importance: row.get::<_, i64>(4).map_err(sql)? as u8,
-            confidence: row.get::<_, f64>(5).map_err(sql)? as f32,
-            severity: optional(6)?.map(|s| closed_value(&s)).transpose().map_err(invalid)?,
-            updated_at: parse_timestamp(&text(7)?).map_err(invalid)?,
-            valid_until: optional(8)?.map(|t| parse_timestamp(&t)).transpose().map_err(invalid)?,
-            tokens: row.get::<_, i64>(9).map_err(sql)? as u32,
-            dedup_hint: optional(10)?,
+            importance,
+            confidence,
+            severity,
+            updated_at,
+            valid_until,
+            tokens,
+            dedup_hint,
             fixed_bug,
             done_todo,
-            id: id.clone(),
         })
     }
 }

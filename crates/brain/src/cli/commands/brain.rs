@@ -1,5 +1,7 @@
 //! `brain brain`: the layered brain document (SPEC §4.1).
 
+use brain_store::PageReads;
+
 use crate::app::{Brain, BudgetOverrides, Context};
 use crate::error::BrainResult;
 use crate::output::Out;
@@ -39,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    let brain = Brain::open(context)?;
+    let brain = Brain::open_with(context, PageReads::Cached)?;
     let options = brain.brain_options(&args.budget.overrides());
     let document = brain.brain_document(&options)?;
     let mut out = Out::new();
