@@ -645,6 +645,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u64 {
 
 /// Equal byte strings, compared in 8-byte words (the strings here are short; a call to
 /// `memcmp` per row costs more than the comparison).
+#[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let length = a.len();
     if length != b.len() {
@@ -653,14 +654,24 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if length < 8 {
         return a == b;
     }
+    if length <= 16 {
+        // Two overlapping words cover it.
+        return u64_at(a, 0) == u64_at(b, 0) && u64_at(a, length - 8) == u64_at(b, length - 8);
+    }
     let mut at = 0;
-    while length - at > 8 {
-        if u64_at(a, at) != u64_at(b, at) {
+    while length - at > 16 {
+        if u128_at(a, at) != u128_at(b, at) {
             return false;
         }
-        at += 8;
+        at += 16;
     }
-    u64_at(a, length - 8) == u64_at(b, length - 8)
+    u128_at(a, length - 16) == u128_at(b, length - 16)
+}
+
+fn u128_at(bytes: &[u8], at: usize) -> u128 {
+    let mut word = [0u8; 16];
+    word.copy_from_slice(&bytes[at..at + 16]);
+    u128::from_le_bytes(word)
 }
 
 /// Numbers distinct strings in order of first appearance: an open-addressing table
@@ -674,8 +685,8 @@ struct StringTable<'a> {
     entries: Vec<(u32, u32)>,
     texts: Vec<&'a str>,
     copies: Vec<u8>,
-    /// Per slot: where its copy starts in `copies`.
-    copy_starts: Vec<usize>,
+    /// Per slot: where its copy starts in `copies`, and its length.
+    spans: Vec<(usize, usize)>,
     /// Per slot: its hash (for growing the table).
     hashes: Vec<u64>,
 }
@@ -686,33 +697,28 @@ impl<'a> StringTable<'a> {
             entries: vec![(0, 0); 64],
             texts: Vec::new(),
             copies: Vec::new(),
-            copy_starts: Vec::new(),
+            spans: Vec::new(),
             hashes: Vec::new(),
         }
     }
 
     /// The slot of `text` (whose hash is `hash`); a new text gets the next slot,
     /// `texts.len()` before the call.
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, hash: u64, text: &'a str) -> usize {
         let mask = self.entries.len() - 1;
         let tag = (hash >> 32) as u32;
+        let bytes = text.as_bytes();
         let mut position = hash as usize & mask;
         loop {
             let (stored_tag, stored_slot) = self.entries[position];
             if stored_slot == 0 {
-                let slot = self.push(hash, text);
-                self.entries[position] = (tag, slot as u32 + 1);
-                if self.texts.len() * 2 > self.entries.len() {
-                    self.grow();
-                }
-                return slot;
+                return self.insert(position, hash, text);
             }
             if stored_tag == tag {
                 let slot = stored_slot as usize - 1;
-                let start = self.copy_starts[slot];
-                let copy = &self.copies[start..start + self.texts[slot].len()];
-                if same_bytes(copy, text.as_bytes()) {
+                let (start, length) = self.spans[slot];
+                if length == bytes.len() && same_bytes(&self.copies[start..start + length], bytes) {
                     return slot;
                 }
                 // Another text with the same hash half: this one may sit further along.
@@ -721,12 +727,19 @@ impl<'a> StringTable<'a> {
         }
     }
 
-    fn push(&mut self, hash: u64, text: &'a str) -> usize {
+    /// Adds `text` at the empty entry `position`.
+    #[inline(never)]
+    fn insert(&mut self, position: usize, hash: u64, text: &'a str) -> usize {
+        let slot = self.texts.len();
         self.hashes.push(hash);
         self.texts.push(text);
-        self.copy_starts.push(self.copies.len());
+        self.spans.push((self.copies.len(), text.len()));
         self.copies.extend_from_slice(text.as_bytes());
-        self.texts.len() - 1
+        self.entries[position] = ((hash >> 32) as u32, slot as u32 + 1);
+        if self.texts.len() * 2 > self.entries.len() {
+            self.grow();
+        }
+        slot
     }
 
     #[cold]
