@@ -15,7 +15,7 @@
 //!
 //! The result equals [`brain_document`](super::brain_document) /
 //! [`claude_md_summary`](super::claude_md_summary) over the full items, byte for byte:
-//! both run the same pass (generic over [`Layered`]) and the same plans, and a lean
+//! both run the same pass (generic over what layering reads of a row) and the same plans, and a lean
 //! result is only returned when every text it rendered came from a full item. Each call
 //! that fails adds at least one item to what is given, so the loop ends; in practice the
 //! candidates cover everything and one call suffices.
@@ -175,8 +175,9 @@ pub fn text_candidates(metas: &[ItemMeta], now: Timestamp, options: &BrainOption
     let none = HashMap::new();
     let analysis = Analysis::new(Rows::Lean { metas, full: &none }, now, &options.thresholds, false);
     let budgets = options.layer_budgets();
-    // A rendered entry takes at least a few tokens (a bullet, a short title, a score);
-    // more candidates than fit that way are never reached.
+    // A rendered entry takes at least a dozen tokens or so (a bullet, a title, a score),
+    // and a section gives up after a run of misses: a section seldom reaches further down
+    // its ranking than this.
     const SMALLEST_ENTRY_TOKENS: usize = 12;
     let bound = |tokens: usize| tokens / SMALLEST_ENTRY_TOKENS + MAX_CONSECUTIVE_MISSES;
     let active_budget = budgets.layer0.saturating_add(budgets.layer1);
