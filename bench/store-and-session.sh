@@ -26,12 +26,18 @@ hyperfine -N --warmup 5 --runs 50 --export-json "$work/a.json" \
   "$B --home $work/h100000 --project bench list --limit 20" \
   "$B --home $work/h100000 --project bench search retry logic" \
   "$B --home $work/h10000 --project bench brain --now $NOW" \
+  "$B --home $work/h100000 --project bench brain --now $NOW" \
+  "$B --home $work/h100000 --project bench context --profile claude-md --now $NOW" \
   "$B --home $work/h10000 --project bench session-start --now $NOW --task 'retry logic for the webhook worker'" \
   "$B --home $work/h100000 --project bench session-start --now $NOW --task 'retry logic for the webhook worker'" >/dev/null
 hyperfine --warmup 5 --runs 50 --export-json "$work/b.json" \
   "$B --home $work/h10000 --project bench hook session-start < $work/hook.json" >/dev/null
 median "$work/a.json"
 median "$work/b.json"
+for n in 10000 100000; do
+  /usr/bin/time -f "brain brain, $n items (whole process): %e s wall, %M KB max RSS" \
+    "$B" --home "$work/h$n" --project bench brain --now "$NOW" >/dev/null
+done
 # The hook payload on 10k items: never over max_chars (9500) nor the token budget (3000).
 "$B" --home "$work/h10000" --project bench hook session-start < "$work/hook.json" | python3 -c "
 import json,sys; c=json.load(sys.stdin)['hookSpecificOutput']['additionalContext']

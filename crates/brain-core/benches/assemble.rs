@@ -5,7 +5,9 @@
 
 use brain_core::Timestamp;
 use brain_core::assemble::fixtures::generate_items;
-use brain_core::assemble::{BrainOptions, Feed, brain_document, claude_md_summary};
+use brain_core::assemble::{
+    BrainOptions, Feed, ItemMeta, MissingItems, brain_document, brain_document_lean, claude_md_summary, text_candidates,
+};
 use brain_core::tokens::{TRUNCATION_MARKER, TokenCounter, truncate_to_budget};
 use divan::{Bencher, black_box};
 
@@ -37,6 +39,33 @@ fn brain_document_heuristic_without_tree(bencher: Bencher, items: usize) {
     let options = BrainOptions { include_tree: false, ..BrainOptions::default() };
     let feed = Feed::default();
     bencher.bench_local(|| brain_document(black_box(&items), now, &TokenCounter::Heuristic, &options, &feed));
+}
+
+/// The lean path (what the application runs after listing the store): the same document
+/// over 100k `ItemMeta`s, with the full items it renders given (fetched before timing).
+#[divan::bench(args = [100_000], sample_count = 50)]
+fn brain_document_lean_heuristic(bencher: Bencher, items: usize) {
+    let now = now();
+    let items = generate_items(items, 42, now);
+    let options = BrainOptions::default();
+    let feed = Feed::default();
+    let metas: Vec<ItemMeta> = items.iter().map(ItemMeta::of).collect();
+    let mut full = std::collections::HashMap::new();
+    let mut wanted = text_candidates(&metas, now, &options);
+    loop {
+        for &index in &wanted {
+            full.insert(index, items[index].clone());
+        }
+        match brain_document_lean(&metas, &full, now, &TokenCounter::Heuristic, &options, &feed) {
+            Ok(_) => break,
+            Err(MissingItems(missing)) => wanted = missing,
+        }
+    }
+    drop(items);
+    bencher.bench_local(|| {
+        brain_document_lean(black_box(&metas), &full, now, &TokenCounter::Heuristic, &options, &feed)
+            .expect("every rendered item is given")
+    });
 }
 
 /// The same under the exact o200k counter (vocabulary built before timing).

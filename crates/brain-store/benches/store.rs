@@ -161,3 +161,12 @@ fn list_20_of_100k(bencher: divan::Bencher) {
     let filter = ItemFilter { limit: Some(20), ..ItemFilter::default() };
     bencher.bench_local(|| store.list(&filter).expect("list"));
 }
+
+/// Every item of the session's scopes as metas, in one read transaction (the listing the
+/// brain document and claude-md summary start from; reads the `items_layering` index).
+#[divan::bench(sample_count = 20)]
+fn list_metas_100k(bencher: divan::Bencher) {
+    let store = &filled().store;
+    let scopes = [brain_core::Scope::Global, brain_core::Scope::Project("bench".into())];
+    bencher.bench_local(|| store.read(|read| read.list_metas(&scopes)).expect("list metas"));
+}

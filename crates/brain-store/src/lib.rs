@@ -8,8 +8,9 @@ mod sqlite;
 
 pub use error::StoreError;
 pub use filter::{Access, ItemFilter, SearchHit, StoreStats};
+pub use sqlite::lean::ReadTx;
 pub use sqlite::vault::VaultFileRecord;
-pub use sqlite::{SqliteStore, WriteTx};
+pub use sqlite::{PageReads, SqliteStore, WriteTx};
 
 use brain_core::{Item, Timestamp};
 use std::path::Path;
@@ -27,6 +28,11 @@ impl Store {
     /// Opens (creating and migrating when `create` is set) the SQLite store at `path`.
     pub fn open_sqlite(path: &Path, create: bool) -> StoreResult<Store> {
         SqliteStore::open(path, create).map(Store::Sqlite)
+    }
+
+    /// `open_sqlite` reading pages the given way (see [`PageReads`]).
+    pub fn open_sqlite_with(path: &Path, create: bool, page_reads: PageReads) -> StoreResult<Store> {
+        SqliteStore::open_with(path, create, sqlite::DEFAULT_BUSY_TIMEOUT, page_reads).map(Store::Sqlite)
     }
 
     pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {

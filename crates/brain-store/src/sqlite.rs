@@ -17,6 +17,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavio
 
 use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
 
+pub(crate) mod lean;
 pub(crate) mod vault;
 
 /// The shipped migrations, in order. Never edit one that has shipped: append a new one.
@@ -24,7 +25,23 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0001_init.sql"),
     include_str!("migrations/sqlite/0002_vault.sql"),
     include_str!("migrations/sqlite/0003_session_index.sql"),
+    include_str!("migrations/sqlite/0004_layering_index.sql"),
 ];
+
+/// How a process reads the database's pages, chosen by how long it lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PageReads {
+    /// Through a memory map of up to 256 MB: no copy per page read, which short-lived
+    /// processes on the hook path gain from. Every page touched counts in the process's
+    /// resident memory (with the kernel's read-around, its neighbours too) until it exits.
+    #[default]
+    Mapped,
+    /// Through SQLite's own page cache (2 MB) and `read(2)` from the OS page cache: the
+    /// resident memory stays small however much of a big store is read. For long-running
+    /// processes (`brain mcp`, the server) and for commands that list a whole session (the
+    /// brain document, the claude-md summary), which gain nothing from the map.
+    Cached,
+}
 
 /// Default wait for another process's write lock.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -60,11 +77,21 @@ impl SqliteStore {
     /// Opens the database at `path`. With `create`, a missing file is created and migrated;
     /// without it, a missing file is `StoreError::Missing`.
     pub fn open(path: &Path, create: bool) -> StoreResult<SqliteStore> {
-        SqliteStore::open_with_timeout(path, create, DEFAULT_BUSY_TIMEOUT)
+        SqliteStore::open_with(path, create, DEFAULT_BUSY_TIMEOUT, PageReads::Mapped)
     }
 
     /// `open` with an explicit bound on waiting for another writer.
     pub fn open_with_timeout(path: &Path, create: bool, busy_timeout: Duration) -> StoreResult<SqliteStore> {
+        SqliteStore::open_with(path, create, busy_timeout, PageReads::Mapped)
+    }
+
+    /// `open` with an explicit bound on waiting for another writer and a way to read pages.
+    pub fn open_with(
+        path: &Path,
+        create: bool,
+        busy_timeout: Duration,
+        page_reads: PageReads,
+    ) -> StoreResult<SqliteStore> {
         if !create && !path.exists() {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
@@ -75,9 +102,11 @@ impl SqliteStore {
         }
         let connection = Connection::open_with_flags(path, flags).map_err(sqlite_error)?;
         connection.busy_timeout(busy_timeout).map_err(sqlite_error)?;
-        // Memory-mapped reads: short-lived processes (hooks, CLI) skip copying every page
-        // they touch through read(2).
-        connection.execute_batch("PRAGMA mmap_size = 268435456;").map_err(sqlite_error)?;
+        if page_reads == PageReads::Mapped {
+            // Memory-mapped reads: short-lived processes (hooks, CLI) skip copying every
+            // page they touch through read(2).
+            connection.execute_batch("PRAGMA mmap_size = 268435456;").map_err(sqlite_error)?;
+        }
         // Reading the schema version is the first real read: a file that is not a database
         // fails here with a clear error.
         let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(sqlite_error)?;

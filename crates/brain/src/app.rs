@@ -11,13 +11,13 @@ use brain_core::assemble::session::{
     LowConfidenceAlert, Recalled, SessionBudgets, SessionInput, SessionStart, SkillEntry, session_start,
 };
 use brain_core::assemble::{
-    ArchiveThresholds, BrainDocument, BrainOptions, ClaudeMdSummary, Feed, brain_document, claude_md_summary,
-    upsert_managed_block,
+    ArchiveThresholds, BrainDocument, BrainOptions, ClaudeMdSummary, Feed, ItemMeta, MissingItems, brain_document_lean,
+    claude_md_summary_lean, text_candidates, upsert_managed_block,
 };
 use brain_core::item::{NewItemContext, new_id};
 use brain_core::tokens::TokenCounter;
 use brain_core::{Item, ItemDraft, Scope, Status, Timestamp};
-use brain_store::{Access, ItemFilter, SearchHit, Store, StoreStats};
+use brain_store::{Access, ItemFilter, PageReads, SearchHit, Store, StoreStats};
 
 use crate::config::{self, Config, DATABASE_FILE};
 use crate::error::{BrainError, BrainResult};
@@ -118,14 +118,22 @@ impl Brain {
     }
 
     /// Opens an existing home; a missing home is a user error pointing at `brain init`.
+    /// Pages are memory-mapped (the hook path); see [`Brain::open_with`].
     pub fn open(context: &Context) -> BrainResult<Brain> {
+        Brain::open_with(context, PageReads::Mapped)
+    }
+
+    /// `open`, reading the store's pages the given way: long-running processes and
+    /// commands that list a whole session use [`PageReads::Cached`] (small resident memory
+    /// on big stores, no slower for them).
+    pub fn open_with(context: &Context, page_reads: PageReads) -> BrainResult<Brain> {
         if !context.home.is_dir() {
             return Err(BrainError::user_with_hint(
                 format!("brain home {} does not exist", context.home.display()),
                 "create it with `brain init` (or pass --home / set BRAIN_HOME)",
             ));
         }
-        let store = Store::open_sqlite(&context.home.join(DATABASE_FILE), false)?;
+        let store = Store::open_sqlite_with(&context.home.join(DATABASE_FILE), false, page_reads)?;
         Brain::with_store(context, store)
     }
 
@@ -517,30 +525,66 @@ impl Brain {
         }
     }
 
-    /// Every item of the scopes a session sees (global + project), any status: the
-    /// assembler needs drafts and archived items too, for the tree and the archive count.
-    fn session_items(&self) -> BrainResult<Vec<Item>> {
-        Ok(self.store.list(&ItemFilter { scopes: Some(self.visible_scopes()), ..ItemFilter::default() })?)
-    }
-
     /// The vault feed (hot arcs, signals, inject blocks). Empty until a vault is indexed.
-    fn feed(&self) -> Feed {
+    pub fn feed(&self) -> Feed {
         // One indexed read of the feed state the last scan or tick stored; no vault walk.
         crate::vault::indexed_feed(&self.store, self.now)
     }
 
     /// The layered brain document (SPEC §4.1).
     pub fn brain_document(&self, options: &BrainOptions) -> BrainResult<BrainDocument> {
-        let items = self.session_items()?;
-        Ok(brain_document(&items, self.now, &self.counter, options, &self.feed()))
+        let feed = self.feed();
+        self.lean_assembly(options, |metas, full| {
+            brain_document_lean(metas, full, self.now, &self.counter, options, &feed)
+        })
     }
 
     /// The claude-md summary (SPEC §4.4) with the inject blocks meant for `target`.
     pub fn claude_md(&self, options: &BrainOptions, target: &str) -> BrainResult<ClaudeMdSummary> {
-        let items = self.session_items()?;
         let feed = self.feed();
         let injects: Vec<_> = feed.injects.into_iter().filter(|block| block.targets(target)).collect();
-        Ok(claude_md_summary(&items, self.now, &self.counter, options, &injects))
+        self.lean_assembly(options, |metas, full| {
+            claude_md_summary_lean(metas, full, self.now, &self.counter, options, &injects)
+        })
+    }
+
+    /// Assembles over every item of the scopes a session sees (global + project, any
+    /// status: drafts and archived items count in the tree and the archive) without
+    /// loading them all in full: the metas of all, then full items only for what the
+    /// assembly renders (see `brain_core::assemble::lean`). One read transaction, so the
+    /// metas and the full items come from the same snapshot.
+    fn lean_assembly<T>(
+        &self,
+        options: &BrainOptions,
+        assemble: impl Fn(&[ItemMeta], &HashMap<usize, Item>) -> Result<T, MissingItems>,
+    ) -> BrainResult<T> {
+        let scopes = self.visible_scopes();
+        let assembled = self.store.read(|read| {
+            let metas = read.list_metas(&scopes)?;
+            let mut full: HashMap<usize, Item> = HashMap::new();
+            let mut wanted = text_candidates(&metas, self.now, options);
+            loop {
+                let positions: HashMap<&str, usize> =
+                    wanted.iter().map(|&index| (metas[index].id.as_str(), index)).collect();
+                let ids: Vec<&str> = positions.keys().copied().collect();
+                for item in read.get_many(&ids)? {
+                    if let Some(&index) = positions.get(item.id.as_str()) {
+                        full.insert(index, item);
+                    }
+                }
+                // The snapshot holds every listed item; one not found would be asked for again
+                // and again.
+                if let Some(&lost) = wanted.iter().find(|index| !full.contains_key(index)) {
+                    return Ok(Err(metas[lost].id.clone()));
+                }
+                match assemble(&metas, &full) {
+                    Ok(assembled) => return Ok(Ok(assembled)),
+                    // Never any of `full`: each round fetches more, so the loop ends.
+                    Err(MissingItems(missing)) => wanted = missing,
+                }
+            }
+        })?;
+        assembled.map_err(|id| BrainError::internal(format!("item {id} was listed but could not be read")))
     }
 
     /// Writes the managed block into `path` (created when missing), preserving every byte

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use brain_core::{ItemDraft, Status};
-use brain_store::ItemFilter;
+use brain_store::{ItemFilter, PageReads};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -40,7 +40,7 @@ impl Shared {
     fn with_brain<T>(&self, work: impl FnOnce(&Brain) -> BrainResult<T>) -> BrainResult<T> {
         let mut slot = self.brain.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if slot.is_none() {
-            *slot = Some(Brain::open(&self.context)?);
+            *slot = Some(Brain::open_with(&self.context, PageReads::Cached)?);
         }
         let brain = slot.as_mut().ok_or_else(|| BrainError::internal("brain not opened"))?;
         if !self.fixed_now {

@@ -30,7 +30,7 @@ use std::fmt::Write;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::classify::{Analysis, ArchiveThresholds, Live, StatusCounts, is_done_todo};
+use super::classify::{Analysis, ArchiveThresholds, DONE, Rows, StatusCounts};
 use super::claude_md::{ClaudeMdOptions, summary_from_analysis};
 use super::engine::{
     BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble, push_overflow_limited,
@@ -200,16 +200,27 @@ pub fn brain_document(
     options: &BrainOptions,
     feed: &Feed,
 ) -> BrainDocument {
-    let analysis = Analysis::new(items, now, &options.thresholds, options.include_tree);
-    let plan = brain_plan(&analysis, options, feed);
-    let assembled = assemble(&plan, counter);
-    let summary = summary_from_analysis(&analysis, counter, &options.summary, &[], options.list_limit);
+    let analysis = Analysis::new(Rows::Items(items), now, &options.thresholds, options.include_tree);
+    assemble_brain_document(&analysis, counter, options, feed)
+}
 
-    let ids = |keys: &[usize]| -> Vec<String> { keys.iter().map(|&index| items[index].id.clone()).collect() };
+/// The brain document of an analysis (full or lean rows).
+pub(crate) fn assemble_brain_document(
+    analysis: &Analysis<'_>,
+    counter: &TokenCounter,
+    options: &BrainOptions,
+    feed: &Feed,
+) -> BrainDocument {
+    let rows = &analysis.rows;
+    let plan = brain_plan(analysis, options, feed);
+    let assembled = assemble(&plan, counter);
+    let summary = summary_from_analysis(analysis, counter, &options.summary, &[], options.list_limit);
+
+    let ids = |keys: &[usize]| -> Vec<String> { keys.iter().map(|&index| rows.id(index).to_string()).collect() };
     let used_of = |name: &str| -> usize {
         assembled.budget.sections.iter().filter(|row| row.name == name).map(|row| row.used).sum()
     };
-    let archived_best = best_archived(&analysis, options.list_limit);
+    let archived_best = best_archived(analysis, options.list_limit);
     let layers = Layers {
         layer0: LayerTokens { tokens: used_of("layer0") },
         layer1: LayerItems { tokens: used_of("layer1"), items: ids(&assembled.placed[LAYER1]) },
@@ -219,35 +230,35 @@ pub fn brain_document(
         },
         archived: ArchivedItems {
             count: analysis.archived.len(),
-            items: archived_best.iter().map(|&(index, _, _)| items[index].id.clone()).collect(),
+            items: archived_best.iter().map(|&(index, _, _)| rows.id(index).to_string()).collect(),
         },
     };
 
     let mut schema_keys: Vec<String> = assembled.placed[LAYER1]
         .iter()
         .chain(&assembled.placed[LAYER2])
-        .map(|&index| items[index].schema_key.clone())
+        .map(|&index| rows.schema_key(index).to_string())
         .collect();
     schema_keys.sort_unstable();
     schema_keys.dedup();
 
     let mut overflow = assembled.overflow;
-    let consolidated = best_consolidated(&analysis, options.list_limit);
-    let rows = consolidated.iter().map(|c| {
-        Overflow::new(Label::Id(&items[c.loser].id), "dedup", format!("consolidated into {}", items[c.winner].id))
+    let consolidated = best_consolidated(analysis, options.list_limit);
+    let rows_of = consolidated.iter().map(|c| {
+        Overflow::new(Label::Id(rows.id(c.loser)), "dedup", format!("consolidated into {}", rows.id(c.winner)))
     });
     push_overflow_limited(
         &mut overflow,
-        rows,
+        rows_of,
         analysis.consolidated.len(),
         options.list_limit,
         "dedup",
         "consolidated into other items",
     );
-    let rows = archived_best.iter().map(|&(index, reason, _)| {
-        Overflow::new(Label::Id(&items[index].id), "archive", reason.describe(&options.thresholds))
+    let rows_of = archived_best.iter().map(|&(index, reason, _)| {
+        Overflow::new(Label::Id(rows.id(index)), "archive", reason.describe(&options.thresholds))
     });
-    push_overflow_limited(&mut overflow, rows, analysis.archived.len(), options.list_limit, "archive", "archived");
+    push_overflow_limited(&mut overflow, rows_of, analysis.archived.len(), options.list_limit, "archive", "archived");
 
     let brain_hash = brain_hash(&assembled.text);
     let tree = build_tree(&analysis.schema_counts);
@@ -275,9 +286,10 @@ pub fn brain_hash(document: &str) -> String {
 
 fn brain_plan<'a>(analysis: &'a Analysis<'a>, options: &BrainOptions, feed: &'a Feed) -> Plan<'a> {
     let budgets = options.layer_budgets();
-    let items = analysis.items;
-    let mut active = Vec::new();
-    let mut reference = Vec::new();
+    let rows = &analysis.rows;
+    let active_count = analysis.live.iter().filter(|live| live.active).count();
+    let mut active = Vec::with_capacity(active_count);
+    let mut reference = Vec::with_capacity(analysis.live.len() - active_count);
     for live in &analysis.live {
         let entry = Entry::new(Label::Id(live.id), live.index, live.score);
         // A Layer 1 entry shows the whole item, so its stored estimate fits it; the compact
@@ -299,7 +311,7 @@ fn brain_plan<'a>(analysis: &'a Analysis<'a>, options: &BrainOptions, feed: &'a 
             Box::new(move |index| render_active(analysis, index)),
         )
         .with_heading("## Active Knowledge")
-        .with_groups(Box::new(move |index| active_group(&items[index])))
+        .with_groups(Box::new(move |index| active_group(rows.kind(index), rows.flags(index))))
         .with_truncation(TRUNCATION_MARKER),
         Section::entries(
             "layer2",
@@ -309,7 +321,7 @@ fn brain_plan<'a>(analysis: &'a Analysis<'a>, options: &BrainOptions, feed: &'a 
             Box::new(move |index| render_reference(analysis, index)),
         )
         .with_heading("## Reference Knowledge")
-        .with_groups(Box::new(move |index| reference_group(&items[index])))
+        .with_groups(Box::new(move |index| reference_group(rows.schema_key(index))))
         .with_truncation(TRUNCATION_MARKER),
         feed_section("feed", budgets.feed, feed, TRUNCATION_MARKER),
         Section::continuation("layer2-overflow", 0, LAYER2),
@@ -353,10 +365,9 @@ pub(crate) fn brief_section<'a>(name: &str, cap: usize, analysis: &'a Analysis<'
 }
 
 fn render_brief_line(analysis: &Analysis<'_>, line: usize) -> String {
-    let items = analysis.items;
     let brief = &analysis.brief;
     let titles = |indices: &[usize], max_chars: usize| -> Vec<String> {
-        indices.iter().map(|&index| title(&items[index], max_chars)).collect()
+        indices.iter().filter_map(|&index| analysis.full(index)).map(|item| title(item, max_chars)).collect()
     };
     match line {
         0 => format!("- **Stack:** {}", titles(&brief.stack, 80).join(" · ")),
@@ -385,12 +396,13 @@ fn sublist(label: &str, lines: &[String]) -> String {
     out
 }
 
-/// The Layer 1 group of an item (see the module docs).
-fn active_group(item: &Item) -> Group {
-    let (order, name) = match item.kind {
+/// The Layer 1 group of an item of `kind` with the classification `flags` (see the module
+/// docs).
+fn active_group(kind: Kind, flags: u8) -> Group {
+    let (order, name) = match kind {
         Kind::Decision => (0, "Key Decisions"),
         Kind::Bug | Kind::Signal => (1, "Recent Fixes & Known Issues"),
-        Kind::Todo if !is_done_todo(item) => (2, "Pending Tasks"),
+        Kind::Todo if flags & DONE == 0 => (2, "Pending Tasks"),
         Kind::Convention | Kind::Preference => (3, "Conventions"),
         Kind::Architecture => (5, "Architecture"),
         _ => (4, "Recent Work"),
@@ -417,8 +429,8 @@ fn prefix_label(prefix: &str) -> String {
     }
 }
 
-fn reference_group(item: &Item) -> Group {
-    let prefix = schema_prefix(&item.schema_key);
+fn reference_group(schema_key: &str) -> Group {
+    let prefix = schema_prefix(schema_key);
     Group { order: 0, heading: format!("### {} ({prefix})", prefix_label(prefix)) }
 }
 
@@ -433,7 +445,7 @@ fn push_consolidated(out: &mut String, analysis: &Analysis<'_>, index: usize) {
         if position > 0 {
             out.push_str(", ");
         }
-        out.push_str(&analysis.items[other.loser].id);
+        out.push_str(analysis.rows.id(other.loser));
     }
     if others.len() > 3 {
         let _ = write!(out, ", +{} more", others.len() - 3);
@@ -444,7 +456,7 @@ fn push_consolidated(out: &mut String, analysis: &Analysis<'_>, index: usize) {
 /// A Layer 1 entry: title with kind, confidence, importance and age; tags; files; the
 /// content; the rationale.
 fn render_active(analysis: &Analysis<'_>, index: usize) -> String {
-    let item = &analysis.items[index];
+    let Some(item) = analysis.full(index) else { return String::new() };
     let age = age_days(item.updated_at, analysis.now);
     let mut out = format!(
         "- **{}** ({}, confidence {:.2}, importance {}, {}",
@@ -475,7 +487,7 @@ fn render_active(analysis: &Analysis<'_>, index: usize) -> String {
 
 /// A Layer 2 entry: title, confidence, the first line of the content, files.
 fn render_reference(analysis: &Analysis<'_>, index: usize) -> String {
-    let item = &analysis.items[index];
+    let Some(item) = analysis.full(index) else { return String::new() };
     let mut out = format!("- **{}** ({:.2}", title(item, 200), item.confidence);
     if item.is_expired(analysis.now) {
         out.push_str(", expired");
@@ -492,37 +504,60 @@ fn render_reference(analysis: &Analysis<'_>, index: usize) -> String {
     out
 }
 
-/// Ranking of left-out items in lists: score descending, ties by id.
-fn by_score_then_id(items: &[Item], a: (usize, f64), b: (usize, f64)) -> std::cmp::Ordering {
-    b.1.total_cmp(&a.1).then_with(|| items[a.0].id.cmp(&items[b.0].id))
+/// Ranking of left-out items in lists: score descending, ties by id (then position, so
+/// the order is total even with duplicate ids).
+fn by_score_then_id(rows: &Rows<'_>, a: (usize, f64), b: (usize, f64)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then_with(|| rows.id(a.0).cmp(rows.id(b.0))).then_with(|| a.0.cmp(&b.0))
 }
 
-/// The best `limit` archived items (partial selection: O(n), not a full sort).
+/// The best `limit` archived items, sorted.
 fn best_archived(analysis: &Analysis<'_>, limit: usize) -> Vec<(usize, super::classify::ArchiveReason, f64)> {
-    let items = analysis.items;
-    let order = |a: &(usize, _, f64), b: &(usize, _, f64)| by_score_then_id(items, (a.0, a.2), (b.0, b.2));
-    best_by(analysis.archived.clone(), limit, order)
+    let rows = &analysis.rows;
+    let order = |a: &(usize, _, f64), b: &(usize, _, f64)| {
+        // Most rows lose on the score alone; the ids (cold memory) only break ties.
+        match b.2.total_cmp(&a.2) {
+            std::cmp::Ordering::Equal => by_score_then_id(rows, (a.0, a.2), (b.0, b.2)),
+            unequal => unequal,
+        }
+    };
+    best_by(&analysis.archived, limit, order)
 }
 
 fn best_consolidated<'a>(analysis: &Analysis<'a>, limit: usize) -> Vec<super::classify::Consolidated<'a>> {
-    let items = analysis.items;
+    let rows = &analysis.rows;
     let order = |a: &super::classify::Consolidated<'_>, b: &super::classify::Consolidated<'_>| {
-        by_score_then_id(items, (a.loser, a.score), (b.loser, b.score))
+        by_score_then_id(rows, (a.loser, a.score), (b.loser, b.score))
     };
-    best_by(analysis.consolidated.clone(), limit, order)
+    best_by(&analysis.consolidated, limit, order)
 }
 
-/// The first `limit` of `rows` under `order`, sorted (partial selection: O(n), not a full sort).
-fn best_by<T>(mut rows: Vec<T>, limit: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
-    if rows.len() > limit {
-        if limit == 0 {
-            return Vec::new();
-        }
-        rows.select_nth_unstable_by(limit - 1, &order);
-        rows.truncate(limit);
+/// The first `limit` of `rows` under the total order `order`, sorted. One pass: a row no
+/// better than the worst of a full selection is rejected by one comparison, so 50k
+/// archived items cost about 50k comparisons and no copy of the list.
+fn best_by<T: Copy>(rows: &[T], limit: usize, order: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    if limit == 0 {
+        return Vec::new();
     }
-    rows.sort_unstable_by(order);
-    rows
+    let mut best: Vec<T> = Vec::with_capacity(rows.len().min(limit.saturating_mul(2)));
+    // The worst row of a full selection (once there was one): only better rows can enter.
+    let mut worst_kept: Option<T> = None;
+    for row in rows {
+        if worst_kept.as_ref().is_some_and(|worst| order(row, worst).is_ge()) {
+            continue;
+        }
+        best.push(*row);
+        if best.len() == limit.saturating_mul(2) {
+            best.select_nth_unstable_by(limit - 1, &order);
+            best.truncate(limit);
+            worst_kept = Some(best[limit - 1]);
+        }
+    }
+    if best.len() > limit {
+        best.select_nth_unstable_by(limit - 1, &order);
+        best.truncate(limit);
+    }
+    best.sort_unstable_by(order);
+    best
 }
 
 /// The schema-key tree of `items` (every status; cumulative counts).
@@ -581,14 +616,4 @@ fn sort_tree(nodes: &mut [TreeNode]) {
     for node in nodes {
         sort_tree(&mut node.children);
     }
-}
-
-/// Live entries passing `keep`, as engine entries ranked by score.
-pub(crate) fn ranked_entries<'a>(analysis: &Analysis<'a>, keep: impl Fn(&Live<'a>) -> bool) -> Vec<Entry<'a>> {
-    analysis
-        .live
-        .iter()
-        .filter(|live| keep(live))
-        .map(|live| Entry::new(Label::Id(live.id), live.index, live.score))
-        .collect()
 }

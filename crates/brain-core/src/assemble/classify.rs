@@ -5,11 +5,12 @@
 //! split, the Layer 0 brief and the schema-key counts of the tree. Nothing here sorts all
 //! items: the plans rank lazily (see the engine), so 100k items cost one linear pass.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use super::lean::ItemMeta;
 use crate::item::{Item, Kind, Status};
 use crate::time::{Timestamp, age_days};
 
@@ -83,6 +84,93 @@ pub enum Tier {
     Archived(ArchiveReason),
 }
 
+/// What the layering reads of an item: everything but its texts (title, content,
+/// rationale, files, evidence). The full [`Item`] and the lean
+/// [`ItemMeta`](super::lean::ItemMeta) both have it, so one pass serves both.
+pub(crate) trait Layered {
+    fn id(&self) -> &str;
+    fn kind(&self) -> Kind;
+    fn status(&self) -> Status;
+    fn schema_key(&self) -> &str;
+    fn importance(&self) -> u8;
+    fn confidence(&self) -> f32;
+    fn updated_at(&self) -> Timestamp;
+    fn valid_until(&self) -> Option<Timestamp>;
+    /// The stored token estimate of the whole item (`Item::tokens`).
+    fn stored_tokens(&self) -> u32;
+    fn dedup_hint(&self) -> Option<&str>;
+    /// The [`FIXED`], [`DONE`] and [`RESOLVED`] facts (tags are only looked at for bugs and
+    /// todos).
+    fn flags(&self) -> u8;
+    /// Reads one byte or word of every cache line the pass will read of this row — its
+    /// fields and the strings they point to — and folds them into a meaningless value.
+    /// See [`Pass::run`] for why.
+    fn touch(&self, with_tree: bool) -> u64;
+}
+
+/// The first and last bytes of a string folded (a short string lies on at most the two
+/// cache lines of its ends).
+pub(crate) fn ends(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    u64::from(bytes.first().copied().unwrap_or(0) ^ bytes.last().copied().unwrap_or(0))
+}
+
+impl Layered for Item {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn schema_key(&self) -> &str {
+        &self.schema_key
+    }
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+    fn confidence(&self) -> f32 {
+        self.confidence
+    }
+    fn updated_at(&self) -> Timestamp {
+        self.updated_at
+    }
+    fn valid_until(&self) -> Option<Timestamp> {
+        self.valid_until
+    }
+    fn stored_tokens(&self) -> u32 {
+        self.tokens
+    }
+    fn dedup_hint(&self) -> Option<&str> {
+        self.dedup_hint.as_deref()
+    }
+    fn touch(&self, with_tree: bool) -> u64 {
+        let mut touched = u64::from(self.importance) ^ self.updated_at.as_second() as u64 ^ u64::from(self.tokens);
+        touched ^= self.valid_until.map_or(0, |until| until.as_second() as u64);
+        if with_tree {
+            touched ^= ends(&self.schema_key);
+        }
+        // Only approved items are classified further (hint groups, tags).
+        if self.status == Status::Approved {
+            touched ^= self.dedup_hint.as_deref().map_or(0, ends);
+            if matches!(self.kind, Kind::Bug | Kind::Todo) {
+                touched ^= self.tags.first().map_or(0, |tag| tag.len() as u64);
+            }
+        }
+        touched
+    }
+    fn flags(&self) -> u8 {
+        match self.kind {
+            Kind::Bug if self.has_tag("fixed") => FIXED,
+            Kind::Todo if self.has_tag("done") => DONE,
+            Kind::Signal if self.severity == Some(crate::item::Severity::Resolved) => RESOLVED,
+            _ => 0,
+        }
+    }
+}
+
 /// A bug is fixed when tagged `fixed`; otherwise active.
 pub fn is_fixed_bug(item: &Item) -> bool {
     item.kind == Kind::Bug && item.has_tag("fixed")
@@ -103,35 +191,38 @@ pub fn score(item: &Item, now: Timestamp) -> f64 {
     score_at(item, age_days(item.updated_at, now), now)
 }
 
-fn score_at(item: &Item, age: f64, now: Timestamp) -> f64 {
-    let base = f64::from(item.importance) / 5.0 * f64::from(item.confidence) * recency(age);
-    if item.is_expired(now) { base * 0.25 } else { base }
+fn score_at(item: &impl Layered, age: f64, now: Timestamp) -> f64 {
+    let base = f64::from(item.importance()) / 5.0 * f64::from(item.confidence()) * recency(age);
+    let expired = item.valid_until().is_some_and(|until| until < now);
+    if expired { base * 0.25 } else { base }
 }
 
 /// The Layer 3 rule an item falls under, checked in the SPEC's order.
 pub fn archive_reason(item: &Item, age: f64, thresholds: &ArchiveThresholds) -> Option<ArchiveReason> {
-    archive_reason_with(item, age, thresholds, is_fixed_bug(item))
+    if item.status != Status::Approved {
+        return Some(ArchiveReason::Status(item.status));
+    }
+    approved_archive_reason(item, age, thresholds, is_fixed_bug(item))
 }
 
-fn archive_reason_with(
-    item: &Item,
+/// The Layer 3 rules after the status one (the item is approved).
+fn approved_archive_reason(
+    item: &impl Layered,
     age: f64,
     thresholds: &ArchiveThresholds,
     fixed_bug: bool,
 ) -> Option<ArchiveReason> {
-    if item.status != Status::Approved {
-        return Some(ArchiveReason::Status(item.status));
-    }
-    if item.kind == Kind::Codemap {
+    let kind = item.kind();
+    if kind == Kind::Codemap {
         return Some(ArchiveReason::Codemap);
     }
-    if item.kind == Kind::Implementation && age > thresholds.implementation_age_days {
+    if kind == Kind::Implementation && age > thresholds.implementation_age_days {
         return Some(ArchiveReason::ImplementationTooOld);
     }
     if fixed_bug && age > thresholds.fixed_bug_age_days {
         return Some(ArchiveReason::FixedBugTooOld);
     }
-    if item.confidence < thresholds.low_confidence && age > thresholds.low_confidence_age_days {
+    if item.confidence() < thresholds.low_confidence && age > thresholds.low_confidence_age_days {
         return Some(ArchiveReason::LowConfidence);
     }
     None
@@ -149,13 +240,14 @@ pub fn qualifies_for_active(item: &Item, age: f64) -> bool {
     qualifies_with(item, age, flags)
 }
 
-fn qualifies_with(item: &Item, age: f64, flags: u8) -> bool {
-    let recent_and_important = age <= 30.0 && item.importance >= 3;
-    let recent_decision = item.kind == Kind::Decision && age <= 30.0;
-    let live_bug = item.kind == Kind::Bug && flags & FIXED == 0 && (item.importance >= 4 || age <= 7.0);
-    let pending_todo = item.kind == Kind::Todo && flags & DONE == 0;
-    let fresh_convention = item.kind == Kind::Convention && age <= 14.0;
-    let important = item.importance >= 4 && age <= 60.0;
+fn qualifies_with(item: &impl Layered, age: f64, flags: u8) -> bool {
+    let (kind, importance) = (item.kind(), item.importance());
+    let recent_and_important = age <= 30.0 && importance >= 3;
+    let recent_decision = kind == Kind::Decision && age <= 30.0;
+    let live_bug = kind == Kind::Bug && flags & FIXED == 0 && (importance >= 4 || age <= 7.0);
+    let pending_todo = kind == Kind::Todo && flags & DONE == 0;
+    let fresh_convention = kind == Kind::Convention && age <= 14.0;
+    let important = importance >= 4 && age <= 60.0;
     recent_and_important || recent_decision || live_bug || pending_todo || fresh_convention || important
 }
 
@@ -168,55 +260,6 @@ pub fn tier(item: &Item, now: Timestamp, thresholds: &ArchiveThresholds) -> Tier
     }
     if qualifies_for_active(item, age) { Tier::Active } else { Tier::Reference }
 }
-
-/// A small, fast, deterministic hasher (the FxHash mix) for the per-item maps. The maps are
-/// only looked up, never iterated into output, so their order cannot leak.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.add(value);
-    }
-
-    fn finish(&self) -> u64 {
-        // The multiply leaves the low bits weak; hashbrown indexes buckets by them.
-        self.hash.rotate_left(26)
-    }
-}
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// A live (not archived, not consolidated away) item, with what the plans need of it, so
 /// later phases never go back to the (large, cold) item structs of 100k items.
@@ -234,6 +277,8 @@ pub(crate) struct Live<'a> {
     pub flags: u8,
     /// Layer 1 when the item — or any item consolidated into it — qualifies.
     pub active: bool,
+    /// The item's dedup hint group, or [`NO_GROUP`].
+    group: u32,
 }
 
 impl Live<'_> {
@@ -266,10 +311,6 @@ pub(crate) struct StatusCounts {
 }
 
 impl StatusCounts {
-    pub fn add(&mut self, status: Status) {
-        self.add_many(status, 1);
-    }
-
     pub fn add_many(&mut self, status: Status, count: u32) {
         self.all += count;
         match status {
@@ -301,9 +342,47 @@ pub(crate) const BRIEF_ACTIVE_AREAS: usize = 5;
 /// "Active areas" are implementation facts updated within this many days.
 pub(crate) const ACTIVE_AREA_DAYS: f64 = 14.0;
 
+/// The items an analysis is made of: full items, or the metas of every item plus the full
+/// items given so far (the lean path, see [`super::lean`]).
+pub(crate) enum Rows<'a> {
+    Items(&'a [Item]),
+    Lean { metas: &'a [ItemMeta], full: &'a HashMap<usize, Item> },
+}
+
+impl<'a> Rows<'a> {
+    pub fn id(&self, index: usize) -> &'a str {
+        match self {
+            Rows::Items(items) => &items[index].id,
+            Rows::Lean { metas, .. } => &metas[index].id,
+        }
+    }
+
+    pub fn schema_key(&self, index: usize) -> &'a str {
+        match self {
+            Rows::Items(items) => &items[index].schema_key,
+            Rows::Lean { metas, .. } => &metas[index].schema_key,
+        }
+    }
+
+    pub fn kind(&self, index: usize) -> Kind {
+        match self {
+            Rows::Items(items) => items[index].kind,
+            Rows::Lean { metas, .. } => metas[index].kind,
+        }
+    }
+
+    /// The [`FIXED`] / [`DONE`] / [`RESOLVED`] facts of an item.
+    pub fn flags(&self, index: usize) -> u8 {
+        match self {
+            Rows::Items(items) => items[index].flags(),
+            Rows::Lean { metas, .. } => metas[index].flags(),
+        }
+    }
+}
+
 /// Everything computed from one pass over the items.
 pub(crate) struct Analysis<'a> {
-    pub items: &'a [Item],
+    pub rows: Rows<'a>,
     pub now: Timestamp,
     /// Live entries in input order (winners of their dedup hint).
     pub live: Vec<Live<'a>>,
@@ -314,125 +393,42 @@ pub(crate) struct Analysis<'a> {
     pub brief: Brief,
     /// Status counts per schema key, sorted by key.
     pub schema_counts: Vec<(&'a str, StatusCounts)>,
+    /// Items a renderer needed in full but the lean path did not have (see [`Analysis::full`]).
+    missing: RefCell<Vec<usize>>,
 }
 
 impl<'a> Analysis<'a> {
-    /// Analyses `items`; `with_tree` also counts statuses per schema key (it reads every
+    /// Analyses the rows; `with_tree` also counts statuses per schema key (it reads every
     /// item's schema key, a large part of the cost at 100k items).
-    pub fn new(items: &'a [Item], now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Analysis<'a> {
-        // One pass over the items: at 100k items the cost is memory traffic (each item's
-        // struct and its strings), so every later phase works on `Live` copies.
-        let mut schema_slots: Vec<(&'a str, StatusCounts)> = Vec::new();
-        let mut schema_keys: HashedStrings<'a, usize> = HashedStrings::new();
-        let mut candidates: Vec<(Live<'a>, u32)> = Vec::with_capacity(items.len());
-        let mut archived = Vec::new();
-        let mut hint_texts: Vec<&'a str> = Vec::new();
-        let mut hints: HashedStrings<'a, u32> = HashedStrings::new();
-        // Per hint group: the position in `candidates` of its best member so far.
-        let mut group_best: Vec<usize> = Vec::new();
-        const NO_GROUP: u32 = u32::MAX;
+    pub fn new(rows: Rows<'a>, now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Analysis<'a> {
+        let pass = match rows {
+            Rows::Items(items) => Pass::run(items, now, thresholds, with_tree),
+            Rows::Lean { metas, .. } => Pass::run(metas, now, thresholds, with_tree),
+        };
+        pass.finish(rows, now)
+    }
 
-        // Items are taken in chunks. A tight first loop reads the strings of a chunk's items
-        // (schema key, dedup hint, tags) — independent loads, so the CPU overlaps their cache
-        // misses instead of waiting for each item in turn — and the second loop does the
-        // rest with those strings already in cache.
-        const CHUNK: usize = 64;
-        let mut facts = [StringFacts::default(); CHUNK];
-        for (chunk_number, chunk) in items.chunks(CHUNK).enumerate() {
-            for (fact, item) in facts.iter_mut().zip(chunk) {
-                *fact = StringFacts::of(item, with_tree);
-            }
-            for (offset, (item, strings)) in chunk.iter().zip(&facts).enumerate() {
-                let fact = Fact::of(item, strings, now, thresholds);
-                let index = chunk_number * CHUNK + offset;
-                if with_tree {
-                    let key: &'a str = &item.schema_key;
-                    let slot = match schema_keys.get(fact.key_hash, key, |slot: usize| schema_slots[slot].0) {
-                        Some(slot) => slot,
-                        None => {
-                            schema_slots.push((key, StatusCounts::default()));
-                            schema_keys.insert(fact.key_hash, key, schema_slots.len() - 1);
-                            schema_slots.len() - 1
-                        }
-                    };
-                    schema_slots[slot].1.add(item.status);
+    /// The full item at `index`, for a renderer. On the lean path an item not given in full
+    /// is noted as missing (the caller fetches it and assembles again) and `None` returned.
+    pub fn full(&self, index: usize) -> Option<&'a Item> {
+        match &self.rows {
+            Rows::Items(items) => Some(&items[index]),
+            Rows::Lean { full, .. } => {
+                let item = full.get(&index);
+                if item.is_none() {
+                    self.missing.borrow_mut().push(index);
                 }
-                if let Some(reason) = fact.archive {
-                    archived.push((index, reason, fact.score));
-                    continue;
-                }
-                let live = Live {
-                    id: &item.id,
-                    index,
-                    score: fact.score,
-                    age_days: fact.age,
-                    kind: item.kind,
-                    importance: item.importance,
-                    stored_tokens: item.tokens,
-                    flags: fact.flags,
-                    active: fact.active,
-                };
-                let position = candidates.len();
-                let mut group = NO_GROUP;
-                if let Some(hint) = item.dedup_hint.as_deref() {
-                    group = match hints.get(fact.hint_hash, hint, |group: u32| hint_texts[group as usize]) {
-                        Some(group) => group,
-                        None => {
-                            let group = hint_texts.len() as u32;
-                            hint_texts.push(hint);
-                            hints.insert(fact.hint_hash, hint, group);
-                            group_best.push(position);
-                            group
-                        }
-                    };
-                    let best = &mut group_best[group as usize];
-                    if *best != position && better(&live, &candidates[*best].0) {
-                        *best = position;
-                    }
-                }
-                candidates.push((live, group));
+                item
             }
         }
+    }
 
-        // Consolidate: each group's best member takes the others' Layer 1 qualification.
-        let mut consolidated = Vec::new();
-        for position in 0..candidates.len() {
-            let (live, group) = candidates[position];
-            if group == NO_GROUP {
-                continue;
-            }
-            let winner_position = group_best[group as usize];
-            if winner_position != position {
-                consolidated.push(Consolidated {
-                    winner: candidates[winner_position].0.index,
-                    loser: live.index,
-                    loser_id: live.id,
-                    score: live.score,
-                });
-                if live.active {
-                    candidates[winner_position].0.active = true;
-                }
-            }
-        }
-        consolidated.sort_unstable_by(|a, b| {
-            a.winner.cmp(&b.winner).then_with(|| b.score.total_cmp(&a.score)).then_with(|| a.loser_id.cmp(b.loser_id))
-        });
-        // Keep the winners, in place (no second large vector).
-        let mut kept = 0;
-        for position in 0..candidates.len() {
-            let group = candidates[position].1;
-            if group == NO_GROUP || group_best[group as usize] == position {
-                candidates[kept] = candidates[position];
-                kept += 1;
-            }
-        }
-        candidates.truncate(kept);
-        let live: Vec<Live<'a>> = candidates.into_iter().map(|(live, _)| live).collect();
-
-        let brief = Brief::collect(&live);
-        let mut schema_counts = schema_slots;
-        schema_counts.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        Analysis { items, now, live, archived, consolidated, brief, schema_counts }
+    /// The items renderers needed but did not have, sorted, each once.
+    pub fn take_missing(&self) -> Vec<usize> {
+        let mut missing = self.missing.take();
+        missing.sort_unstable();
+        missing.dedup();
+        missing
     }
 
     /// The items consolidated into `winner`, best first.
@@ -443,49 +439,151 @@ impl<'a> Analysis<'a> {
     }
 }
 
-/// What an item's heap data (strings, tags) tells, read in the tight loop of a chunk.
-#[derive(Clone, Copy, Debug, Default)]
-struct StringFacts {
-    key_hash: u64,
-    hint_hash: u64,
-    flags: u8,
+/// No dedup hint group.
+const NO_GROUP: u32 = u32::MAX;
+/// Marks a candidate consolidated into its group's best member.
+const CONSOLIDATED: u32 = u32::MAX - 1;
+
+/// What the pass over the rows collects, before consolidation.
+struct Pass<'a> {
+    /// Live candidates (before dedup consolidation), in input order.
+    candidates: Vec<Live<'a>>,
+    /// Positions in `candidates` of those with a dedup hint.
+    grouped: Vec<usize>,
+    archived: Vec<(usize, ArchiveReason, f64)>,
+    /// Per hint group: the position in `candidates` of its best member.
+    group_best: Vec<usize>,
+    schema_counts: Vec<(&'a str, StatusCounts)>,
 }
 
-impl StringFacts {
-    fn of(item: &Item, with_tree: bool) -> StringFacts {
-        StringFacts {
-            key_hash: if with_tree { hash_str(&item.schema_key) } else { 0 },
-            hint_hash: item.dedup_hint.as_deref().map_or(0, hash_str),
-            flags: flags_of(item),
+impl<'a> Pass<'a> {
+    /// One pass over the rows. At 100k items the cost is memory traffic — the rows and the
+    /// strings they point to, spread over a few hundred megabytes — so every later phase
+    /// works on the small `Live` copies, and the rows are read in chunks: a tight loop
+    /// first touches everything the chunk's rows will be read for (independent loads, so
+    /// the CPU keeps many cache misses in flight; a long loop body would let it look only
+    /// a few rows ahead), then the loops that hash, count and classify find it in cache.
+    fn run<R: Layered>(rows: &'a [R], now: Timestamp, thresholds: &ArchiveThresholds, with_tree: bool) -> Pass<'a> {
+        let mut keys: StringTable<'a> = StringTable::new();
+        let mut key_counts: Vec<[u32; STATUS_COUNT]> = Vec::new();
+        let mut hints: StringTable<'a> = StringTable::new();
+        let mut group_best: Vec<usize> = Vec::new();
+        let mut grouped: Vec<usize> = Vec::new();
+        let mut candidates: Vec<Live<'a>> = Vec::with_capacity(rows.len() / 2);
+        let mut archived = Vec::with_capacity(rows.len() / 2);
+
+        const CHUNK: usize = 128;
+        let mut key_hashes = [0u64; CHUNK];
+        let mut touched = 0u64;
+        for (chunk_number, chunk) in rows.chunks(CHUNK).enumerate() {
+            for row in chunk {
+                touched ^= row.touch(with_tree);
+            }
+            if with_tree {
+                for (hash, row) in key_hashes.iter_mut().zip(chunk) {
+                    *hash = hash_str(row.schema_key());
+                }
+                for (row, &hash) in chunk.iter().zip(&key_hashes) {
+                    let slot = keys.slot(hash, row.schema_key());
+                    if slot == key_counts.len() {
+                        key_counts.push([0; STATUS_COUNT]);
+                    }
+                    key_counts[slot][row.status() as usize] += 1;
+                }
+            }
+            for (offset, row) in chunk.iter().enumerate() {
+                let index = chunk_number * CHUNK + offset;
+                let age = age_days(row.updated_at(), now);
+                let score = score_at(row, age, now);
+                let status = row.status();
+                if status != Status::Approved {
+                    archived.push((index, ArchiveReason::Status(status), score));
+                    continue;
+                }
+                let flags = row.flags();
+                if let Some(reason) = approved_archive_reason(row, age, thresholds, flags & FIXED != 0) {
+                    archived.push((index, reason, score));
+                    continue;
+                }
+                let mut live = Live {
+                    id: row.id(),
+                    index,
+                    score,
+                    age_days: age,
+                    kind: row.kind(),
+                    importance: row.importance(),
+                    stored_tokens: row.stored_tokens(),
+                    flags,
+                    active: qualifies_with(row, age, flags),
+                    group: NO_GROUP,
+                };
+                let position = candidates.len();
+                if let Some(hint) = row.dedup_hint() {
+                    let group = hints.slot(hash_str(hint), hint);
+                    if group == group_best.len() {
+                        group_best.push(position);
+                    }
+                    let best = &mut group_best[group];
+                    if *best != position && better(&live, &candidates[*best]) {
+                        *best = position;
+                    }
+                    live.group = group as u32;
+                    grouped.push(position);
+                }
+                candidates.push(live);
+            }
         }
+
+        // The touched values mean nothing; the loads that made them had to happen.
+        std::hint::black_box(touched);
+
+        let mut schema_counts: Vec<(&'a str, StatusCounts)> = keys
+            .into_texts()
+            .into_iter()
+            .zip(key_counts)
+            .map(|(key, counts)| {
+                let mut status_counts = StatusCounts::default();
+                for &status in Status::ALL {
+                    status_counts.add_many(status, counts[status as usize]);
+                }
+                (key, status_counts)
+            })
+            .collect();
+        schema_counts.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        Pass { candidates, grouped, archived, group_best, schema_counts }
     }
-}
 
-/// Everything computed from one item alone.
-#[derive(Clone, Copy, Debug)]
-struct Fact {
-    key_hash: u64,
-    hint_hash: u64,
-    age: f64,
-    score: f64,
-    flags: u8,
-    archive: Option<ArchiveReason>,
-    active: bool,
-}
-
-impl Fact {
-    fn of(item: &Item, strings: &StringFacts, now: Timestamp, thresholds: &ArchiveThresholds) -> Fact {
-        let age = age_days(item.updated_at, now);
-        let flags = strings.flags;
-        Fact {
-            key_hash: strings.key_hash,
-            hint_hash: strings.hint_hash,
-            age,
-            score: score_at(item, age, now),
-            flags,
-            archive: archive_reason_with(item, age, thresholds, flags & FIXED != 0),
-            active: qualifies_with(item, age, flags),
+    /// Consolidates the dedup groups and collects the brief.
+    fn finish(self, rows: Rows<'a>, now: Timestamp) -> Analysis<'a> {
+        let Pass { mut candidates, grouped, archived, group_best, schema_counts } = self;
+        // Each group's best member takes the others' Layer 1 qualification.
+        let mut consolidated = Vec::new();
+        for &position in &grouped {
+            let live = candidates[position];
+            let winner_position = group_best[live.group as usize];
+            if winner_position == position {
+                continue;
+            }
+            consolidated.push(Consolidated {
+                winner: candidates[winner_position].index,
+                loser: live.index,
+                loser_id: live.id,
+                score: live.score,
+            });
+            if live.active {
+                candidates[winner_position].active = true;
+            }
+            candidates[position].group = CONSOLIDATED;
         }
+        consolidated.sort_unstable_by(|a, b| {
+            a.winner.cmp(&b.winner).then_with(|| b.score.total_cmp(&a.score)).then_with(|| a.loser_id.cmp(b.loser_id))
+        });
+        if !consolidated.is_empty() {
+            candidates.retain(|live| live.group != CONSOLIDATED);
+        }
+        let live = candidates;
+        let brief = Brief::collect(&live);
+        Analysis { rows, now, live, archived, consolidated, brief, schema_counts, missing: RefCell::default() }
     }
 }
 
@@ -496,15 +594,8 @@ pub(crate) const DONE: u8 = 2;
 /// A signal item with severity `resolved`.
 pub(crate) const RESOLVED: u8 = 4;
 
-/// The tag/severity facts of an item (tags are only looked at for bugs and todos).
-fn flags_of(item: &Item) -> u8 {
-    match item.kind {
-        Kind::Bug if item.has_tag("fixed") => FIXED,
-        Kind::Todo if item.has_tag("done") => DONE,
-        Kind::Signal if item.severity == Some(crate::item::Severity::Resolved) => RESOLVED,
-        _ => 0,
-    }
-}
+/// How many statuses there are (`Status as usize` indexes per-status counters).
+const STATUS_COUNT: usize = Status::ALL.len();
 
 /// A fast string hash (folded 64×64→128 multiplies over 16-byte blocks, as in foldhash
 /// and wyhash): independent multiplies instead of a byte-serial chain.
@@ -514,16 +605,6 @@ fn hash_str(text: &str) -> u64 {
     fn fold(a: u64, b: u64) -> u64 {
         let product = u128::from(a) * u128::from(b);
         (product as u64) ^ ((product >> 64) as u64)
-    }
-    fn u64_at(bytes: &[u8], at: usize) -> u64 {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&bytes[at..at + 8]);
-        u64::from_le_bytes(word)
-    }
-    fn u32_at(bytes: &[u8], at: usize) -> u64 {
-        let mut word = [0u8; 4];
-        word.copy_from_slice(&bytes[at..at + 4]);
-        u64::from(u32::from_le_bytes(word))
     }
     let bytes = text.as_bytes();
     let length = bytes.len();
@@ -550,38 +631,134 @@ fn hash_str(text: &str) -> u64 {
     fold(hash, K0)
 }
 
-/// Strings keyed by a precomputed hash. A (rare) different string with an already used
-/// hash goes to an exact map, so equal strings always share a value and different ones
-/// never do.
-struct HashedStrings<'a, V> {
-    by_hash: FxMap<u64, V>,
-    collisions: FxMap<&'a str, V>,
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
 }
 
-impl<'a, V: Copy> HashedStrings<'a, V> {
-    fn new() -> Self {
-        HashedStrings { by_hash: FxMap::default(), collisions: FxMap::default() }
-    }
+fn u32_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0u8; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u64::from(u32::from_le_bytes(word))
+}
 
-    /// The value of `text`; `text_of` names the string a stored value belongs to.
-    fn get(&self, hash: u64, text: &str, text_of: impl Fn(V) -> &'a str) -> Option<V> {
-        match self.by_hash.get(&hash) {
-            None => None,
-            Some(&value) if text_of(value) == text => Some(value),
-            Some(_) => self.collisions.get(text).copied(),
+/// Equal byte strings, compared in 8-byte words (the strings here are short; a call to
+/// `memcmp` per row costs more than the comparison).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let length = a.len();
+    if length != b.len() {
+        return false;
+    }
+    if length < 8 {
+        return a == b;
+    }
+    if length <= 16 {
+        // Two overlapping words cover it.
+        return u64_at(a, 0) == u64_at(b, 0) && u64_at(a, length - 8) == u64_at(b, length - 8);
+    }
+    let mut at = 0;
+    while length - at > 16 {
+        if u128_at(a, at) != u128_at(b, at) {
+            return false;
+        }
+        at += 16;
+    }
+    u128_at(a, length - 16) == u128_at(b, length - 16)
+}
+
+fn u128_at(bytes: &[u8], at: usize) -> u128 {
+    let mut word = [0u8; 16];
+    word.copy_from_slice(&bytes[at..at + 16]);
+    u128::from_le_bytes(word)
+}
+
+/// Numbers distinct strings in order of first appearance: an open-addressing table
+/// (linear probing) over precomputed hashes. Texts are compared exactly, so equal strings
+/// always share a slot and different ones never do, whatever their hashes. The table
+/// keeps its own copies of the texts, back to back: comparing against them reads a few
+/// hot cache lines instead of one cold line per distinct string somewhere in the items.
+struct StringTable<'a> {
+    /// `(high half of the hash, slot + 1)`; a zero slot marks an empty entry. The length is
+    /// a power of two; the low half of the hash picks the first entry to probe.
+    entries: Vec<(u32, u32)>,
+    texts: Vec<&'a str>,
+    copies: Vec<u8>,
+    /// Per slot: where its copy starts in `copies`, and its length.
+    spans: Vec<(usize, usize)>,
+    /// Per slot: its hash (for growing the table).
+    hashes: Vec<u64>,
+}
+
+impl<'a> StringTable<'a> {
+    fn new() -> StringTable<'a> {
+        StringTable {
+            entries: vec![(0, 0); 64],
+            texts: Vec::new(),
+            copies: Vec::new(),
+            spans: Vec::new(),
+            hashes: Vec::new(),
         }
     }
 
-    /// Stores the value of a `text` that [`HashedStrings::get`] did not find.
-    fn insert(&mut self, hash: u64, text: &'a str, value: V) {
-        match self.by_hash.entry(hash) {
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.collisions.insert(text, value);
+    /// The slot of `text` (whose hash is `hash`); a new text gets the next slot,
+    /// `texts.len()` before the call.
+    #[inline(always)]
+    fn slot(&mut self, hash: u64, text: &'a str) -> usize {
+        let mask = self.entries.len() - 1;
+        let tag = (hash >> 32) as u32;
+        let bytes = text.as_bytes();
+        let mut position = hash as usize & mask;
+        loop {
+            let (stored_tag, stored_slot) = self.entries[position];
+            if stored_slot == 0 {
+                return self.insert(position, hash, text);
             }
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(value);
+            if stored_tag == tag {
+                let slot = stored_slot as usize - 1;
+                let (start, length) = self.spans[slot];
+                if length == bytes.len() && same_bytes(&self.copies[start..start + length], bytes) {
+                    return slot;
+                }
+                // Another text with the same hash half: this one may sit further along.
             }
+            position = (position + 1) & mask;
         }
+    }
+
+    /// Adds `text` at the empty entry `position`.
+    #[inline(never)]
+    fn insert(&mut self, position: usize, hash: u64, text: &'a str) -> usize {
+        let slot = self.texts.len();
+        self.hashes.push(hash);
+        self.texts.push(text);
+        self.spans.push((self.copies.len(), text.len()));
+        self.copies.extend_from_slice(text.as_bytes());
+        self.entries[position] = ((hash >> 32) as u32, slot as u32 + 1);
+        if self.texts.len() * 2 > self.entries.len() {
+            self.grow();
+        }
+        slot
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let size = self.entries.len() * 2;
+        let old = std::mem::replace(&mut self.entries, vec![(0, 0); size]);
+        let mask = size - 1;
+        for (tag, slot) in old.into_iter().filter(|&(_, slot)| slot != 0) {
+            let mut position = self.hashes[slot as usize - 1] as usize & mask;
+            while self.entries[position].1 != 0 {
+                position = (position + 1) & mask;
+            }
+            self.entries[position] = (tag, slot);
+        }
+    }
+
+    /// The distinct texts, by slot.
+    fn into_texts(self) -> Vec<&'a str> {
+        self.texts
     }
 }
 
@@ -605,6 +782,11 @@ fn keep_best<T: Copy>(best: &mut Vec<T>, limit: usize, candidate: T, is_better: 
 }
 
 impl Brief {
+    /// Every item the brief names.
+    pub fn indices(&self) -> Vec<usize> {
+        [&self.stack, &self.decisions, &self.conventions, &self.active_areas].into_iter().flatten().copied().collect()
+    }
+
     fn collect(live: &[Live<'_>]) -> Brief {
         let mut brief = Brief::default();
         let mut stack: Vec<Live<'_>> = Vec::new();
@@ -633,5 +815,44 @@ impl Brief {
         brief.conventions = indices(conventions);
         brief.active_areas = indices(active_areas);
         brief
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_with_equal_hashes_keep_apart_and_equal_strings_share_a_slot() {
+        let texts: Vec<String> = (0..200).map(|n| format!("root/key/{n}")).collect();
+        let copies = texts.clone();
+        let mut table = StringTable::new();
+        // Every text under one hash (the worst case), then under its real hash.
+        for (expected, text) in texts.iter().enumerate() {
+            assert_eq!(table.slot(7, text), expected);
+        }
+        for (expected, text) in texts.iter().enumerate() {
+            assert_eq!(table.slot(7, text), expected, "{text}");
+        }
+        let mut table = StringTable::new();
+        for (expected, (text, copy)) in texts.iter().zip(&copies).enumerate() {
+            assert_eq!(table.slot(hash_str(text), text), expected);
+            assert_eq!(table.slot(hash_str(copy), copy), expected);
+        }
+        assert_eq!(table.into_texts().len(), texts.len());
+    }
+
+    #[test]
+    fn byte_strings_compare_whole_at_every_length() {
+        for length in 0..40 {
+            let a: Vec<u8> = (0..length).map(|n| n as u8).collect();
+            assert!(same_bytes(&a, &a.clone()));
+            for position in 0..length {
+                let mut b = a.clone();
+                b[position] ^= 1;
+                assert!(!same_bytes(&a, &b), "{length} {position}");
+            }
+            assert!(!same_bytes(&a, &a[..length.saturating_sub(1)]) || length == 0);
+        }
     }
 }

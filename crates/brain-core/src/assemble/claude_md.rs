@@ -13,8 +13,8 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::brain::{brief_section, ranked_entries};
-use super::classify::Analysis;
+use super::brain::brief_section;
+use super::classify::{Analysis, Rows};
 use super::engine::{BudgetReport, Entry, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{InjectBlock, render_inject};
 use super::render::{clip, first_line, title};
@@ -69,7 +69,7 @@ pub fn claude_md_summary(
     options: &BrainOptions,
     injects: &[InjectBlock],
 ) -> ClaudeMdSummary {
-    let analysis = Analysis::new(items, now, &options.thresholds, false);
+    let analysis = Analysis::new(Rows::Items(items), now, &options.thresholds, false);
     summary_from_analysis(&analysis, counter, &options.summary, injects, options.list_limit)
 }
 
@@ -102,10 +102,17 @@ fn summary_plan<'a>(
     let issues_cap = total - brief_cap - decisions_cap;
     let in_brief = &analysis.brief.decisions;
 
-    let decisions = ranked_entries(analysis, |live| {
-        live.kind == Kind::Decision && live.age_days <= RECENT_DECISION_DAYS && !in_brief.contains(&live.index)
-    });
-    let issues = ranked_entries(analysis, |live| live.is_known_issue());
+    // One pass over the live items for both ranked sections.
+    let mut decisions = Vec::new();
+    let mut issues = Vec::new();
+    for live in &analysis.live {
+        let entry = || Entry::new(Label::Id(live.id), live.index, live.score);
+        if live.kind == Kind::Decision && live.age_days <= RECENT_DECISION_DAYS && !in_brief.contains(&live.index) {
+            decisions.push(entry());
+        } else if live.is_known_issue() {
+            issues.push(entry());
+        }
+    }
     let mut seen: Vec<&str> = Vec::new();
     let mut inject_entries = Vec::new();
     for (key, inject) in injects.iter().enumerate() {
@@ -125,7 +132,7 @@ fn summary_plan<'a>(
             decisions_cap,
             decisions,
             Order::ByRank,
-            Box::new(move |index| render_one_liner(&analysis.items[index], false)),
+            Box::new(move |index| analysis.full(index).map_or_else(String::new, |item| render_one_liner(item, false))),
         )
         .with_heading("### Recent Decisions"),
         Section::entries(
@@ -133,7 +140,7 @@ fn summary_plan<'a>(
             issues_cap,
             issues,
             Order::ByRank,
-            Box::new(move |index| render_one_liner(&analysis.items[index], true)),
+            Box::new(move |index| analysis.full(index).map_or_else(String::new, |item| render_one_liner(item, true))),
         )
         .with_heading("### Known Issues"),
     ];

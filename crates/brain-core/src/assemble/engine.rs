@@ -15,7 +15,6 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
@@ -294,39 +293,76 @@ pub struct Assembled {
     pub truncated: Vec<Vec<usize>>,
 }
 
-/// A heap element for [`Order::ByRank`]: the best entry on top.
-struct Ranked<'a> {
-    rank: f64,
-    label: &'a str,
-    index: usize,
+/// The entries of an [`Order::ByRank`] section as a max-heap: the best on top. Elements
+/// are 16 bytes — the rank as an order-preserving integer and the entry index — so the
+/// O(n) construction over 100k candidates is a few integer comparisons per entry; equal
+/// ranks (rare) compare labels, then indices, through the entries.
+struct RankHeap {
+    slots: Vec<(u64, usize)>,
 }
 
-impl Ord for Ranked<'_> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.rank
-            .total_cmp(&other.rank)
-            .then_with(|| other.label.cmp(self.label))
-            .then_with(|| other.index.cmp(&self.index))
+/// `rank` as an unsigned integer with the order of `f64::total_cmp`.
+fn rank_key(rank: f64) -> u64 {
+    let bits = rank.to_bits() as i64;
+    // `total_cmp` flips the magnitude bits of negatives and compares as signed integers;
+    // flipping the sign bit too makes that an unsigned comparison.
+    ((bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64) ^ (1 << 63)
+}
+
+impl RankHeap {
+    fn new(entries: &[Entry<'_>]) -> RankHeap {
+        let mut heap = RankHeap {
+            slots: entries.iter().enumerate().map(|(index, entry)| (rank_key(entry.rank), index)).collect(),
+        };
+        for position in (0..heap.slots.len() / 2).rev() {
+            heap.sift_down(position, entries);
+        }
+        heap
+    }
+
+    /// Whether slot value `a` ranks before `b`: higher rank, then label, then index.
+    fn before(a: (u64, usize), b: (u64, usize), entries: &[Entry<'_>]) -> bool {
+        match a.0.cmp(&b.0) {
+            Ordering::Greater => true,
+            Ordering::Less => false,
+            Ordering::Equal => {
+                let (a_label, b_label) = (entries[a.1].label.as_str(), entries[b.1].label.as_str());
+                a_label < b_label || (a_label == b_label && a.1 < b.1)
+            }
+        }
+    }
+
+    fn sift_down(&mut self, mut position: usize, entries: &[Entry<'_>]) {
+        let length = self.slots.len();
+        loop {
+            let left = 2 * position + 1;
+            if left >= length {
+                return;
+            }
+            let right = left + 1;
+            let child =
+                if right < length && Self::before(self.slots[right], self.slots[left], entries) { right } else { left };
+            if !Self::before(self.slots[child], self.slots[position], entries) {
+                return;
+            }
+            self.slots.swap(position, child);
+            position = child;
+        }
+    }
+
+    /// The best remaining entry index.
+    fn pop(&mut self, entries: &[Entry<'_>]) -> Option<usize> {
+        let last = self.slots.len().checked_sub(1)?;
+        self.slots.swap(0, last);
+        let (_, index) = self.slots.pop()?;
+        self.sift_down(0, entries);
+        Some(index)
     }
 }
-
-impl PartialOrd for Ranked<'_> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Ranked<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Ranked<'_> {}
 
 /// The selection state of one `Entries` section, shared with its continuations.
-struct Cursor<'a> {
-    heap: BinaryHeap<Ranked<'a>>,
+struct Cursor {
+    heap: RankHeap,
     /// Next index for [`Order::AsGiven`].
     next: usize,
     /// Entries considered but not placed, `(ordinal, entry index)` in ordinal order.
@@ -370,7 +406,7 @@ pub fn assemble(plan: &Plan<'_>, counter: &TokenCounter) -> Assembled {
         remaining -= footer_cost;
     }
 
-    let mut cursors: Vec<Option<Cursor<'_>>> = plan.sections.iter().map(|_| None).collect();
+    let mut cursors: Vec<Option<Cursor>> = plan.sections.iter().map(|_| None).collect();
     let mut placed: Vec<Placed> = Vec::new();
     let mut section_rows: Vec<SectionBudget> = Vec::new();
     let mut carry = 0usize;
@@ -557,24 +593,20 @@ fn entries_of<'p, 'a>(plan: &'p Plan<'a>, block: usize) -> &'p [Entry<'a>] {
     }
 }
 
-impl<'a> Cursor<'a> {
-    fn new(plan: &Plan<'a>, block: usize) -> Cursor<'a> {
+impl Cursor {
+    fn new(plan: &Plan<'_>, block: usize) -> Cursor {
         let heap = match &plan.sections[block].source {
-            Source::Entries { entries, order: Order::ByRank, .. } => entries
-                .iter()
-                .enumerate()
-                .map(|(index, entry)| Ranked { rank: entry.rank, label: entry.label.as_str(), index })
-                .collect(),
-            _ => BinaryHeap::new(),
+            Source::Entries { entries, order: Order::ByRank, .. } => RankHeap::new(entries),
+            _ => RankHeap { slots: Vec::new() },
         };
         Cursor { heap, next: 0, skipped: Vec::new(), next_ordinal: 0, heading_placed: false, groups_placed: Vec::new() }
     }
 
     /// The next entry index never considered before, in the section's order.
-    fn next_fresh(&mut self, plan: &Plan<'a>, block: usize) -> Option<usize> {
+    fn next_fresh(&mut self, plan: &Plan<'_>, block: usize) -> Option<usize> {
         let Source::Entries { entries, order, .. } = &plan.sections[block].source else { return None };
         match order {
-            Order::ByRank => self.heap.pop().map(|ranked| ranked.index),
+            Order::ByRank => self.heap.pop(entries),
             Order::AsGiven => {
                 let index = self.next;
                 if index >= entries.len() {
@@ -595,7 +627,7 @@ fn fill<'a>(
     phase: usize,
     section: &Section<'a>,
     available: usize,
-    cursor: &mut Cursor<'a>,
+    cursor: &mut Cursor,
     counter: &TokenCounter,
     placed: &mut Vec<Placed>,
 ) -> usize {

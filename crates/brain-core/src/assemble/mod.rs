@@ -36,6 +36,7 @@ pub mod claude_md;
 pub mod engine;
 pub mod feed;
 pub mod fixtures;
+pub mod lean;
 mod render;
 pub mod session;
 
@@ -55,3 +56,4 @@ pub use engine::{
     assemble,
 };
 pub use feed::{Feed, FeedSignal, HotArc, InjectBlock};
+pub use lean::{ItemMeta, MissingItems, brain_document_lean, claude_md_summary_lean, text_candidates};

@@ -1,5 +1,6 @@
 //! The storage contract: what every backend must do. Runs on SQLite in a temp dir.
 
+use brain_core::assemble::ItemMeta;
 use brain_core::item::{NewItemContext, new_id};
 use brain_core::{Item, ItemDraft, Kind, Scope, Status};
 use brain_store::{ItemFilter, Store, StoreError};
@@ -275,4 +276,71 @@ fn a_page_over_several_scopes_is_the_newest_items_of_all_of_them() {
     assert_eq!(page(0, 3), vec!["item 9", "item 8", "item 7"]);
     assert_eq!(page(3, 4), vec!["item 6", "item 5", "item 4", "item 3"]);
     assert_eq!(page(8, 5), vec!["item 1", "item 0"]);
+}
+
+#[test]
+fn metas_list_every_item_of_the_scopes_as_the_full_item_would_and_full_items_come_by_id() {
+    let f = fixture();
+    let mut items = Vec::new();
+    for n in 0..40 {
+        let mut next = item(n, &format!("item {n}"), "some content");
+        next.kind = [Kind::Bug, Kind::Todo, Kind::Decision, Kind::Signal][n as usize % 4];
+        next.tags = match n % 5 {
+            0 => vec!["fixed".into()],
+            1 => vec!["done".into(), "perf".into()],
+            _ => vec!["perf".into()],
+        };
+        next.severity = (next.kind == Kind::Signal).then_some(brain_core::Severity::Resolved);
+        next.dedup_hint = (n % 3 == 0).then(|| format!("hint-{}", n % 6));
+        next.valid_until = (n % 4 == 1).then(|| "2026-01-01T00:00:00Z".parse().unwrap());
+        next.confidence = 0.1 + n as f32 / 50.0;
+        next.status = if n % 6 == 5 { Status::Draft } else { Status::Approved };
+        next.scope = match n % 3 {
+            0 => Scope::Global,
+            1 => Scope::Project("demo".into()),
+            _ => Scope::Project("other".into()),
+        };
+        items.push(next);
+    }
+    f.store.insert_all(&items, &mut |_| {}).unwrap();
+    let scopes = [Scope::Global, Scope::Project("demo".into())];
+    let (mut metas, fetched) = f
+        .store
+        .read(|read| {
+            let metas = read.list_metas(&scopes)?;
+            let ids: Vec<&str> = metas.iter().map(|meta| meta.id.as_str()).collect();
+            Ok((metas.clone(), read.get_many(&ids)?))
+        })
+        .unwrap();
+    let mut expected: Vec<ItemMeta> =
+        items.iter().filter(|item| scopes.contains(&item.scope)).map(ItemMeta::of).collect();
+    metas.sort_by(|a, b| a.id.cmp(&b.id));
+    expected.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(metas, expected);
+    assert!(metas.iter().any(|meta| meta.fixed_bug) && metas.iter().any(|meta| meta.done_todo));
+    let mut fetched = fetched;
+    fetched.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut in_scope: Vec<Item> = items.into_iter().filter(|item| scopes.contains(&item.scope)).collect();
+    in_scope.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(fetched, in_scope);
+    assert!(f.store.read(|read| read.list_metas(&[])).unwrap().is_empty());
+}
+
+#[test]
+fn the_meta_listing_reads_only_its_covering_index() {
+    // The query of `ReadTx::list_metas`.
+    let f = fixture();
+    drop(f.store);
+    let connection = rusqlite::Connection::open(&f.path).unwrap();
+    let plan: Vec<String> = connection
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT id, kind, schema_key, status, importance, confidence, severity, updated_at, \
+             valid_until, tokens, dedup_hint, tags FROM items WHERE scope IN (?, ?)",
+        )
+        .unwrap()
+        .query_map(["global", "project/demo"], |row| row.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(plan.iter().any(|step| step.contains("COVERING INDEX items_layering")), "{plan:?}");
 }

@@ -72,7 +72,7 @@ async fn resolve(listen: &str) -> BrainResult<SocketAddr> {
 
 async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
     let auth = {
-        let brain = crate::app::Brain::open(&context)?;
+        let brain = crate::app::Brain::open_with(&context, brain_store::PageReads::Cached)?;
         Auth::from_config(&brain.config.serve.tokens)?
     };
     let state = Arc::new(AppState::new(context.clone(), options.fixed_now, auth)?);

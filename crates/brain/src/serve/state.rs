@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use brain_core::{Scope, Timestamp};
-use brain_store::Store;
+use brain_store::{PageReads, Store};
 use tokio::sync::{Semaphore, broadcast};
 
 use super::auth::Auth;
@@ -70,7 +70,7 @@ impl Pool {
             let pooled = pool.idle.lock().unwrap_or_else(|poison| poison.into_inner()).pop();
             let mut brain = match pooled {
                 Some(brain) => brain,
-                None => Brain::open(&pool.context)?,
+                None => Brain::open_with(&pool.context, PageReads::Cached)?,
             };
             brain.project = project;
             brain.now = now;
@@ -113,10 +113,10 @@ impl std::fmt::Debug for AppState {
 impl AppState {
     pub fn new(context: Context, fixed_now: Option<Timestamp>, auth: Auth) -> BrainResult<AppState> {
         // Opening one brain up front checks the home, the database and the config.
-        let brain = Brain::open(&context)?;
+        let brain = Brain::open_with(&context, PageReads::Cached)?;
         let config = brain.config.serve.clone();
         let default_project = brain.project.clone();
-        let probe = Store::open_sqlite(&crate::app::database_path(&context.home), false)?;
+        let probe = Store::open_sqlite_with(&crate::app::database_path(&context.home), false, PageReads::Cached)?;
         let pool_size = config.pool_size.clamp(1, 64);
         let pool = Arc::new(Pool {
             context: context.clone(),

@@ -5,6 +5,7 @@ mod cli_bad_input;
 mod cli_concurrency;
 mod cli_context;
 mod cli_items;
+mod lean_assembly;
 mod mcp;
 mod remote;
 mod serve;

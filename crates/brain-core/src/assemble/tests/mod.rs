@@ -5,6 +5,7 @@ mod brain;
 mod claude_md;
 mod engine;
 mod layers;
+mod lean;
 mod never_over_budget;
 
 use std::fmt::Write;

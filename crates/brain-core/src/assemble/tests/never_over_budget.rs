@@ -10,7 +10,7 @@ use crate::tokens::TokenCounter;
 
 /// A random store: 0 to `max_items` generated items, some made larger than a whole layer,
 /// and a feed of random size.
-fn store(max_items: usize) -> impl Strategy<Value = (Vec<Item>, Feed)> {
+pub(super) fn store(max_items: usize) -> impl Strategy<Value = (Vec<Item>, Feed)> {
     (0..=max_items, any::<u64>(), 0usize..6, 0usize..4).prop_map(|(count, seed, huge, feed_size)| {
         let mut items = generate_items(count, seed, now());
         // Items near the content limit: alone larger than any layer of a default budget.

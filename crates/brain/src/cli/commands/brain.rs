@@ -1,6 +1,7 @@
 //! `brain brain`: the layered brain document (SPEC §4.1).
 
 use brain_core::assemble::BrainDocument;
+use brain_store::PageReads;
 
 use crate::app::{Brain, BudgetOverrides, Context};
 use crate::error::BrainResult;
@@ -42,7 +43,7 @@ pub struct Args {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    let brain = Brain::open(context)?;
+    let brain = Brain::open_with(context, PageReads::Cached)?;
     let options = brain.brain_options(&args.budget.overrides());
     render(&brain.brain_document(&options)?, json);
     Ok(())

@@ -1,5 +1,7 @@
 //! `brain context --profile …`: the general entry point to every assembled context.
 
+use brain_store::PageReads;
+
 use crate::app::{Brain, Context};
 use crate::cli::commands::brain::BudgetArgs;
 use crate::error::BrainResult;
@@ -42,7 +44,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     match args.profile {
         Profile::Brain => super::brain::run(context, super::brain::Args { budget: args.budget }, json),
         Profile::ClaudeMd => {
-            let brain = Brain::open(context)?;
+            let brain = Brain::open_with(context, PageReads::Cached)?;
             let mut options = brain.brain_options(&args.budget.overrides());
             if let Some(budget) = args.budget.token_budget {
                 options.summary.token_budget = budget;

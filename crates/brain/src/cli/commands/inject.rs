@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use brain_store::PageReads;
+
 use crate::app::{Brain, Context};
 use crate::cli::commands::brain::BudgetArgs;
 use crate::config;
@@ -27,7 +29,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let Some(target) = TARGETS.iter().find(|t| t.eq_ignore_ascii_case(&args.target)) else {
         return Err(BrainError::user(format!("invalid target {:?} (allowed: {})", args.target, TARGETS.join(", "))));
     };
-    let brain = Brain::open(context)?;
+    let brain = Brain::open_with(context, PageReads::Cached)?;
     let dir = match &args.dir {
         Some(dir) => context.cwd.join(dir),
         None => config::project_root(&context.cwd),

@@ -1,0 +1,173 @@
+//! Lean reads for assembling over big stores: every item of some scopes as an
+//! [`ItemMeta`] (no texts), then full items by id, both inside one read transaction so they
+//! see the same snapshot (see `brain_core::assemble::lean`).
+
+use brain_core::assemble::ItemMeta;
+use brain_core::time::parse_timestamp;
+use brain_core::{Item, Kind, Scope, Status};
+use rusqlite::types::Value;
+use rusqlite::{Connection, Row, TransactionBehavior, params_from_iter};
+
+use super::{COLUMNS, SqliteStore, row_to_item};
+use crate::{Store, StoreError, StoreResult};
+
+/// Ids per `IN (…)` list when fetching full items.
+const IDS_PER_QUERY: usize = 500;
+
+/// A read transaction: every read through it sees one snapshot of the store.
+pub struct ReadTx<'conn> {
+    connection: &'conn Connection,
+    store: &'conn SqliteStore,
+}
+
+impl SqliteStore {
+    /// Runs `read` in one read transaction (a WAL snapshot): nothing another process
+    /// commits meanwhile is seen, so several reads agree with each other.
+    pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        let mut connection = self.lock();
+        let tx =
+            connection.transaction_with_behavior(TransactionBehavior::Deferred).map_err(|e| self.sqlite_error(e))?;
+        let value = read(&ReadTx { connection: &tx, store: self })?;
+        // Nothing was written: ending the transaction only releases the snapshot.
+        tx.commit().map_err(|e| self.sqlite_error(e))?;
+        Ok(value)
+    }
+}
+
+impl ReadTx<'_> {
+    /// Every item of `scopes`, any status, as metas, in storage order. Reads no text
+    /// column, so no title, content or rationale is decoded or copied.
+    pub fn list_metas(&self, scopes: &[Scope]) -> StoreResult<Vec<ItemMeta>> {
+        if scopes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marks = vec!["?"; scopes.len()].join(", ");
+        let sql = format!(
+            "SELECT id, kind, schema_key, status, importance, confidence, severity, updated_at, valid_until, tokens, \
+             dedup_hint, tags FROM items WHERE scope IN ({marks})"
+        );
+        let values = scopes.iter().map(|scope| Value::Text(scope.to_string()));
+        let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+        let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.store.sqlite_error(e))?;
+        let mut metas = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
+            metas.push(self.row_to_meta(row)?);
+        }
+        Ok(metas)
+    }
+
+    /// The full items with these ids (any order; ids not stored are left out).
+    pub fn get_many(&self, ids: &[&str]) -> StoreResult<Vec<Item>> {
+        let mut items = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let sql = format!("SELECT {COLUMNS} FROM items WHERE id IN ({marks})");
+            let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+            let mut rows = statement.query(params_from_iter(chunk)).map_err(|e| self.store.sqlite_error(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
+                items.push(row_to_item(row, 0, self.store.path())?);
+            }
+        }
+        Ok(items)
+    }
+
+    /// A meta from a `list_metas` row: the same conversions as `row_to_item`, so a meta
+    /// always agrees with the full item. Only the id, the schema key and the dedup hint
+    /// are copied out of SQLite; every other text is read in place.
+    fn row_to_meta(&self, row: &Row<'_>) -> StoreResult<ItemMeta> {
+        let sql = |err| self.store.sqlite_error(err);
+        let id: String = row.get(0).map_err(sql)?;
+        let invalid = |detail: String| StoreError::InvalidRow { id: id.clone(), detail };
+        let borrowed = |index: usize| -> StoreResult<Option<&str>> {
+            let value = row.get_ref(index).map_err(sql)?;
+            value.as_str_or_null().map_err(|err| invalid(format!("column {index}: {err}")))
+        };
+        let text = |index: usize| -> StoreResult<&str> {
+            borrowed(index)?.ok_or_else(|| invalid(format!("column {index} is null")))
+        };
+        let kind: Kind = closed_value(text(1)?).map_err(invalid)?;
+        let status: Status = closed_value(text(3)?).map_err(invalid)?;
+        // Only bugs (`fixed`) and todos (`done`) are classified by a tag.
+        let tagged = |tag: &str| -> StoreResult<bool> {
+            let tags: Vec<String> =
+                serde_json::from_str(text(11)?).map_err(|err| invalid(format!("column 16: {err}")))?;
+            Ok(tags.iter().any(|t| t == tag))
+        };
+        let fixed_bug = kind == Kind::Bug && tagged("fixed")?;
+        let done_todo = kind == Kind::Todo && tagged("done")?;
+        let severity = borrowed(6)?.map(closed_value).transpose().map_err(invalid)?;
+        let updated_at = parse_timestamp(text(7)?).map_err(invalid)?;
+        let valid_until = borrowed(8)?.map(parse_timestamp).transpose().map_err(invalid)?;
+        let schema_key = text(2)?.to_string();
+        let dedup_hint = borrowed(10)?.map(str::to_string);
+        let importance = row.get::<_, i64>(4).map_err(sql)? as u8;
+        let confidence = row.get::<_, f64>(5).map_err(sql)? as f32;
+        let tokens = row.get::<_, i64>(9).map_err(sql)? as u32;
+        Ok(ItemMeta {
+            id,
+            kind,
+            schema_key,
+            status,
+            importance,
+            confidence,
+            severity,
+            updated_at,
+            valid_until,
+            tokens,
+            dedup_hint,
+            fixed_bug,
+            done_todo,
+        })
+    }
+}
+
+/// A closed-set value from its stored text: the stored form exactly, without the
+/// allocation of the lenient parser (which still decides anything else).
+fn closed_value<T: std::str::FromStr<Err = String> + ClosedSet>(text: &str) -> Result<T, String> {
+    match T::all().iter().find(|value| value.name() == text) {
+        Some(value) => Ok(*value),
+        None => text.parse(),
+    }
+}
+
+/// The closed sets stored as text.
+trait ClosedSet: Copy + 'static {
+    fn all() -> &'static [Self];
+    fn name(&self) -> &'static str;
+}
+
+impl ClosedSet for Kind {
+    fn all() -> &'static [Self] {
+        Kind::ALL
+    }
+    fn name(&self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl ClosedSet for Status {
+    fn all() -> &'static [Self] {
+        Status::ALL
+    }
+    fn name(&self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl ClosedSet for brain_core::Severity {
+    fn all() -> &'static [Self] {
+        brain_core::Severity::ALL
+    }
+    fn name(&self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Store {
+    /// Runs `read` in one read transaction (see [`SqliteStore::read`]).
+    pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        match self {
+            Store::Sqlite(store) => store.read(read),
+        }
+    }
+}
