@@ -6,7 +6,8 @@
 use brain_core::Timestamp;
 use brain_core::assemble::fixtures::generate_items;
 use brain_core::assemble::{
-    BrainOptions, Feed, ItemMeta, MissingItems, brain_document, brain_document_lean, claude_md_summary, text_candidates,
+    BrainOptions, Feed, ItemMeta, LeanAssembly, MissingItems, brain_document, brain_document_lean, claude_md_summary,
+    text_candidates,
 };
 use brain_core::tokens::{TRUNCATION_MARKER, TokenCounter, truncate_to_budget};
 use divan::{Bencher, black_box};
@@ -65,6 +66,29 @@ fn brain_document_lean_heuristic(bencher: Bencher, items: usize) {
     bencher.bench_local(|| {
         brain_document_lean(black_box(&metas), &full, now, &TokenCounter::Heuristic, &options, &feed)
             .expect("every rendered item is given")
+    });
+}
+
+/// The whole in-process work of the application's assembly over 100k `ItemMeta`s, as
+/// `Brain::brain_document` runs it: one pass (`LeanAssembly::new`), choosing the items whose
+/// text may be rendered, then the document from the same pass. (The store fetches the
+/// chosen rows in between; that read is in `benches/store.rs`.)
+#[divan::bench(args = [100_000], sample_count = 50)]
+fn brain_document_lean_app_path(bencher: Bencher, items: usize) {
+    let now = now();
+    let items = generate_items(items, 42, now);
+    let options = BrainOptions::default();
+    let feed = Feed::default();
+    let metas: Vec<ItemMeta> = items.iter().map(ItemMeta::of).collect();
+    let wanted = text_candidates(&metas, now, &options);
+    let full: std::collections::HashMap<usize, brain_core::Item> =
+        wanted.iter().map(|&index| (index, items[index].clone())).collect();
+    drop(items);
+    bencher.bench_local(|| {
+        let lean = LeanAssembly::new(black_box(&metas), now, &options, options.include_tree);
+        black_box(lean.text_candidates(&options));
+        lean.brain_document(&full, &TokenCounter::Heuristic, &options, &feed)
+            .expect("the candidates cover the document")
     });
 }
 

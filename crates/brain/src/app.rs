@@ -11,8 +11,8 @@ use brain_core::assemble::session::{
     LowConfidenceAlert, Recalled, SessionBudgets, SessionInput, SessionStart, SkillEntry, session_start,
 };
 use brain_core::assemble::{
-    ArchiveThresholds, BrainDocument, BrainOptions, ClaudeMdSummary, Feed, ItemMeta, MissingItems, brain_document_lean,
-    claude_md_summary_lean, text_candidates, upsert_managed_block,
+    ArchiveThresholds, BrainDocument, BrainOptions, ClaudeMdSummary, Feed, LeanAssembly, MissingItems,
+    upsert_managed_block,
 };
 use brain_core::item::{NewItemContext, new_id};
 use brain_core::tokens::TokenCounter;
@@ -534,8 +534,8 @@ impl Brain {
     /// The layered brain document (SPEC §4.1).
     pub fn brain_document(&self, options: &BrainOptions) -> BrainResult<BrainDocument> {
         let feed = self.feed();
-        self.lean_assembly(options, |metas, full| {
-            brain_document_lean(metas, full, self.now, &self.counter, options, &feed)
+        self.lean_assembly(options, options.include_tree, |lean, full| {
+            lean.brain_document(full, &self.counter, options, &feed)
         })
     }
 
@@ -543,26 +543,27 @@ impl Brain {
     pub fn claude_md(&self, options: &BrainOptions, target: &str) -> BrainResult<ClaudeMdSummary> {
         let feed = self.feed();
         let injects: Vec<_> = feed.injects.into_iter().filter(|block| block.targets(target)).collect();
-        self.lean_assembly(options, |metas, full| {
-            claude_md_summary_lean(metas, full, self.now, &self.counter, options, &injects)
-        })
+        self.lean_assembly(options, false, |lean, full| lean.claude_md_summary(full, &self.counter, options, &injects))
     }
 
     /// Assembles over every item of the scopes a session sees (global + project, any
     /// status: drafts and archived items count in the tree and the archive) without
     /// loading them all in full: the metas of all, then full items only for what the
     /// assembly renders (see `brain_core::assemble::lean`). One read transaction, so the
-    /// metas and the full items come from the same snapshot.
+    /// metas and the full items come from the same snapshot; one pass over the metas, kept
+    /// across the rounds.
     fn lean_assembly<T>(
         &self,
         options: &BrainOptions,
-        assemble: impl Fn(&[ItemMeta], &HashMap<usize, Item>) -> Result<T, MissingItems>,
+        with_tree: bool,
+        assemble: impl Fn(&LeanAssembly<'_>, &HashMap<usize, Item>) -> Result<T, MissingItems>,
     ) -> BrainResult<T> {
         let scopes = self.visible_scopes();
         let assembled = self.store.read(|read| {
             let metas = read.list_metas(&scopes)?;
+            let lean = LeanAssembly::new(&metas, self.now, options, with_tree);
             let mut full: HashMap<usize, Item> = HashMap::new();
-            let mut wanted = text_candidates(&metas, self.now, options);
+            let mut wanted = lean.text_candidates(options);
             loop {
                 let positions: HashMap<&str, usize> =
                     wanted.iter().map(|&index| (metas[index].id.as_str(), index)).collect();
@@ -577,7 +578,7 @@ impl Brain {
                 if let Some(&lost) = wanted.iter().find(|index| !full.contains_key(index)) {
                     return Ok(Err(metas[lost].id.clone()));
                 }
-                match assemble(&metas, &full) {
+                match assemble(&lean, &full) {
                     Ok(assembled) => return Ok(Ok(assembled)),
                     // Never any of `full`: each round fetches more, so the loop ends.
                     Err(MissingItems(missing)) => wanted = missing,

@@ -346,7 +346,11 @@ pub(crate) const ACTIVE_AREA_DAYS: f64 = 14.0;
 /// items given so far (the lean path, see [`super::lean`]).
 pub(crate) enum Rows<'a> {
     Items(&'a [Item]),
-    Lean { metas: &'a [ItemMeta], full: &'a HashMap<usize, Item> },
+    /// `full: None` before any item has been fetched (the first analysis of the lean path).
+    Lean {
+        metas: &'a [ItemMeta],
+        full: Option<&'a HashMap<usize, Item>>,
+    },
 }
 
 impl<'a> Rows<'a> {
@@ -414,12 +418,34 @@ impl<'a> Analysis<'a> {
         match &self.rows {
             Rows::Items(items) => Some(&items[index]),
             Rows::Lean { full, .. } => {
-                let item = full.get(&index);
+                let item = full.and_then(|full| full.get(&index));
                 if item.is_none() {
                     self.missing.borrow_mut().push(index);
                 }
                 item
             }
+        }
+    }
+
+    /// The same analysis with other full items given (the lean path once the items it will
+    /// render are fetched): copies the pass's results, never runs the pass again.
+    pub fn with_full<'b>(&self, full: &'b HashMap<usize, Item>) -> Analysis<'b>
+    where
+        'a: 'b,
+    {
+        let rows = match self.rows {
+            Rows::Items(items) => Rows::Items(items),
+            Rows::Lean { metas, .. } => Rows::Lean { metas, full: Some(full) },
+        };
+        Analysis {
+            rows,
+            now: self.now,
+            live: self.live.clone(),
+            archived: self.archived.clone(),
+            consolidated: self.consolidated.clone(),
+            brief: self.brief.clone(),
+            schema_counts: self.schema_counts.clone(),
+            missing: RefCell::default(),
         }
     }
 

@@ -134,9 +134,67 @@ impl Layered for ItemMeta {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MissingItems(pub Vec<usize>);
 
+/// One pass over the metas, kept for every round of a lean assembly: the candidates to
+/// fetch come from it, and so do the document and the summary once they are fetched.
+pub struct LeanAssembly<'a> {
+    analysis: Analysis<'a>,
+}
+
+impl std::fmt::Debug for LeanAssembly<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeanAssembly").field("live", &self.analysis.live.len()).finish()
+    }
+}
+
+impl<'a> LeanAssembly<'a> {
+    /// Analyses `metas` (every item of the session's scopes, any order); `with_tree` also
+    /// counts statuses per schema key (the brain document's tree; the summary needs none).
+    pub fn new(metas: &'a [ItemMeta], now: Timestamp, options: &BrainOptions, with_tree: bool) -> LeanAssembly<'a> {
+        LeanAssembly { analysis: Analysis::new(Rows::Lean { metas, full: None }, now, &options.thresholds, with_tree) }
+    }
+
+    /// The items the document (and its summary) will most likely render; see
+    /// [`text_candidates`].
+    pub fn text_candidates(&self, options: &BrainOptions) -> Vec<usize> {
+        candidates_of(&self.analysis, options)
+    }
+
+    /// The brain document with the full items given so far; equals
+    /// [`brain_document`](super::brain_document) over the full items. Needs an assembly made
+    /// `with_tree` when `options.include_tree` is set.
+    pub fn brain_document(
+        &self,
+        full: &HashMap<usize, Item>,
+        counter: &TokenCounter,
+        options: &BrainOptions,
+        feed: &Feed,
+    ) -> Result<BrainDocument, MissingItems> {
+        let analysis = self.analysis.with_full(full);
+        let document = assemble_brain_document(&analysis, counter, options, feed);
+        let missing = analysis.take_missing();
+        if missing.is_empty() { Ok(document) } else { Err(MissingItems(missing)) }
+    }
+
+    /// The claude-md summary with the full items given so far; equals
+    /// [`claude_md_summary`](super::claude_md_summary) over the full items.
+    pub fn claude_md_summary(
+        &self,
+        full: &HashMap<usize, Item>,
+        counter: &TokenCounter,
+        options: &BrainOptions,
+        injects: &[InjectBlock],
+    ) -> Result<ClaudeMdSummary, MissingItems> {
+        let analysis = self.analysis.with_full(full);
+        let summary = summary_from_analysis(&analysis, counter, &options.summary, injects, options.list_limit);
+        let missing = analysis.take_missing();
+        if missing.is_empty() { Ok(summary) } else { Err(MissingItems(missing)) }
+    }
+}
+
 /// The brain document over `metas` (every item of the session's scopes, any order) with
 /// the full items given so far in `full` (by position in `metas`). Equals
-/// [`brain_document`](super::brain_document) over the full items.
+/// [`brain_document`](super::brain_document) over the full items. One call, one pass; a
+/// caller that fetches in rounds keeps a [`LeanAssembly`] instead.
 pub fn brain_document_lean(
     metas: &[ItemMeta],
     full: &HashMap<usize, Item>,
@@ -145,10 +203,7 @@ pub fn brain_document_lean(
     options: &BrainOptions,
     feed: &Feed,
 ) -> Result<BrainDocument, MissingItems> {
-    let analysis = Analysis::new(Rows::Lean { metas, full }, now, &options.thresholds, options.include_tree);
-    let document = assemble_brain_document(&analysis, counter, options, feed);
-    let missing = analysis.take_missing();
-    if missing.is_empty() { Ok(document) } else { Err(MissingItems(missing)) }
+    LeanAssembly::new(metas, now, options, options.include_tree).brain_document(full, counter, options, feed)
 }
 
 /// The claude-md summary over `metas` with the full items given so far; equals
@@ -161,10 +216,7 @@ pub fn claude_md_summary_lean(
     options: &BrainOptions,
     injects: &[InjectBlock],
 ) -> Result<ClaudeMdSummary, MissingItems> {
-    let analysis = Analysis::new(Rows::Lean { metas, full }, now, &options.thresholds, false);
-    let summary = summary_from_analysis(&analysis, counter, &options.summary, injects, options.list_limit);
-    let missing = analysis.take_missing();
-    if missing.is_empty() { Ok(summary) } else { Err(MissingItems(missing)) }
+    LeanAssembly::new(metas, now, options, false).claude_md_summary(full, counter, options, injects)
 }
 
 /// The items a brain document (and its summary) over `metas` will most likely render, by
@@ -172,8 +224,10 @@ pub fn claude_md_summary_lean(
 /// from the section's largest possible budget and the smallest plausible entry. A guess
 /// that only saves round trips: [`brain_document_lean`] names anything it missed.
 pub fn text_candidates(metas: &[ItemMeta], now: Timestamp, options: &BrainOptions) -> Vec<usize> {
-    let none = HashMap::new();
-    let analysis = Analysis::new(Rows::Lean { metas, full: &none }, now, &options.thresholds, false);
+    LeanAssembly::new(metas, now, options, false).text_candidates(options)
+}
+
+fn candidates_of(analysis: &Analysis<'_>, options: &BrainOptions) -> Vec<usize> {
     let budgets = options.layer_budgets();
     // A rendered entry takes at least a dozen tokens or so (a bullet, a title, a score),
     // and a section gives up after a run of misses: a section seldom reaches further down
