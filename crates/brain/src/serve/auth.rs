@@ -19,8 +19,9 @@ use super::error::ApiError;
 use crate::config::TokenConfig;
 use crate::error::{BrainError, BrainResult};
 
-/// Routes anyone may call, even when tokens are configured (liveness, the API description).
-const PUBLIC_PATHS: &[&str] = &["/healthz", "/openapi.json"];
+/// Routes anyone may call, even when tokens are configured (liveness, the API description,
+/// the dashboard's static page and assets, which hold no data).
+const PUBLIC_PATHS: &[&str] = &["/healthz", "/openapi.json", "/", "/assets/app.js", "/assets/style.css"];
 
 /// A scope pattern of a grant.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod dashboard;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -189,6 +190,9 @@ pub fn router(
         .route("/healthz", get(api::healthz))
         .route("/metrics", get(api::metrics))
         .route("/openapi.json", get(api::openapi))
+        .route("/", get(dashboard::index))
+        .route("/assets/app.js", get(dashboard::script))
+        .route("/assets/style.css", get(dashboard::style))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
     let prototype = BrainMcp::new(context.clone(), fixed_now);
     let mcp =
