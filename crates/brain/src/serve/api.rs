@@ -419,16 +419,8 @@ pub async fn patch_item(
         .pool
         .run(state.default_project.clone(), now, move |brain| brain.edit_guarded(&id, &draft, expected, &guard))
         .await
-        .map_err(|err| conditional(err, expected))?;
+        .map_err(|err| err.for_if_match(expected))?;
     item_response(StatusCode::OK, &item)
-}
-
-/// A pooled call's error, with conflicts as 412 when the request carried `If-Match`.
-fn conditional(err: ApiError, expected: Option<u64>) -> ApiError {
-    if expected.is_some() && err.status == StatusCode::CONFLICT {
-        return ApiError::from_conditional(BrainError::Conflict { message: err.message });
-    }
-    err
 }
 
 #[derive(Debug, Deserialize)]
@@ -455,7 +447,7 @@ pub async fn delete_item(
         .pool
         .run(state.default_project.clone(), now, move |brain| brain.forget_guarded(&id, hard, expected, &guard))
         .await
-        .map_err(|err| conditional(err, expected))?;
+        .map_err(|err| err.for_if_match(expected))?;
     match outcome {
         Some(item) => item_response(StatusCode::OK, &item),
         None => Ok(StatusCode::NO_CONTENT.into_response()),
@@ -477,7 +469,7 @@ async fn set_status(
         .pool
         .run(state.default_project.clone(), now, move |brain| brain.set_status_guarded(&id, status, expected, &guard))
         .await
-        .map_err(|err| conditional(err, expected))?;
+        .map_err(|err| err.for_if_match(expected))?;
     item_response(StatusCode::OK, &item)
 }
 

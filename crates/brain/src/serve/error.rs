@@ -35,15 +35,13 @@ impl ApiError {
         self
     }
 
-    /// A `BrainError` from a request that carried `If-Match`: a conflict is then 412.
-    pub fn from_conditional(err: BrainError) -> ApiError {
-        match err {
-            BrainError::Conflict { message } => {
-                ApiError::new(StatusCode::PRECONDITION_FAILED, "precondition_failed", message)
-                    .with_hint("GET the item for its current version (ETag) and apply your change again")
-            }
-            other => other.into(),
+    /// This error for a request that carried `If-Match`: a version conflict is then 412.
+    pub fn for_if_match(self, expected: Option<u64>) -> ApiError {
+        if expected.is_none() || self.status != StatusCode::CONFLICT {
+            return self;
         }
+        ApiError::new(StatusCode::PRECONDITION_FAILED, "precondition_failed", self.message)
+            .with_hint("GET the item for its current version (ETag) and apply your change again")
     }
 }
 

@@ -33,7 +33,6 @@ use tower_http::timeout::TimeoutLayer;
 use crate::app::Context;
 use crate::error::{BrainError, BrainResult};
 use crate::mcp::BrainMcp;
-use auth::Auth;
 use state::AppState;
 
 /// Longest wait for in-flight requests after SIGTERM before the process exits anyway.
@@ -72,11 +71,7 @@ async fn resolve(listen: &str) -> BrainResult<SocketAddr> {
 }
 
 async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
-    let auth = {
-        let brain = crate::app::Brain::open_with(&context, brain_store::PageReads::Cached)?;
-        Auth::from_config(&brain.config.serve.tokens)?
-    };
-    let state = Arc::new(AppState::new(context.clone(), options.fixed_now, auth)?);
+    let state = Arc::new(AppState::new(context.clone(), options.fixed_now)?);
     let listen = options.listen.clone().unwrap_or_else(|| state.config.listen.clone());
     let address = resolve(&listen).await?;
     if !address.ip().is_loopback() && !state.auth.is_enabled() {

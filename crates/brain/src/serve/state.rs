@@ -111,10 +111,12 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    pub fn new(context: Context, fixed_now: Option<Timestamp>, auth: Auth) -> BrainResult<AppState> {
-        // Opening one brain up front checks the home, the database and the config.
+    pub fn new(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
+        // Opening one brain up front checks the home, the database and the config (tokens
+        // included) before the server listens; it becomes the pool's first connection.
         let brain = Brain::open_with(&context, PageReads::Cached)?;
         let config = brain.config.serve.clone();
+        let auth = Auth::from_config(&config.tokens)?;
         let default_project = brain.project.clone();
         let probe = Store::open_sqlite_with(&crate::app::database_path(&context.home), false, PageReads::Cached)?;
         let pool_size = config.pool_size.clamp(1, 64);
