@@ -28,6 +28,9 @@ pub const MAX_FILES: usize = 50;
 pub const MAX_EVIDENCE: usize = 50;
 /// Longest file path, evidence reference, schema key, source or dedup hint.
 pub const MAX_REFERENCE_CHARS: usize = 500;
+/// Largest item version: the largest integer a JSON client reads exactly (2^53 − 1), far
+/// from the store's `i64` and from wrapping on the next edit.
+pub const MAX_VERSION: u64 = (1 << 53) - 1;
 
 macro_rules! closed_set {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($variant:ident => $text:literal),+ $(,)? }) => {
@@ -151,6 +154,21 @@ impl ValidationError {
     }
 }
 
+/// Serializes an `f32` as the decimal it was stored as (`0.8`, not `0.800000011920929`): the
+/// shortest decimal that reads back as the same `f32`, written as an `f64`. Serializers that
+/// widen an `f32` to `f64` (`serde_json::to_value`, `json!`) would print the widened value.
+pub fn serialize_decimal_f32<S: serde::Serializer>(value: &f32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(decimal_f64(*value))
+}
+
+/// `value` as the `f64` of its shortest decimal form (`0.8f32` → `0.8`).
+pub fn decimal_f64(value: f32) -> f64 {
+    if !value.is_finite() {
+        return f64::from(value);
+    }
+    value.to_string().parse().unwrap_or(f64::from(value))
+}
+
 /// A stored memory item. Field names are the JSONL import/export names (snake_case).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Item {
@@ -161,6 +179,7 @@ pub struct Item {
     pub title: String,
     pub content: String,
     pub rationale: Option<String>,
+    #[serde(serialize_with = "serialize_decimal_f32")]
     pub confidence: f32,
     pub importance: u8,
     pub status: Status,
@@ -168,7 +187,9 @@ pub struct Item {
     pub pinned: bool,
     pub pin_priority: i32,
     pub stable: bool,
+    #[serde(serialize_with = "serialize_decimal_f32")]
     pub strength: f32,
+    #[serde(serialize_with = "serialize_decimal_f32")]
     pub decay_rate: f32,
     pub tags: Vec<String>,
     pub files: Vec<String>,
@@ -250,6 +271,12 @@ impl Item {
             && until < from
         {
             return Err(ValidationError::new("valid_until", "is before valid_from"));
+        }
+        if !(1..=MAX_VERSION).contains(&self.version) {
+            return Err(ValidationError::new(
+                "version",
+                format!("{} is not between 1 and {MAX_VERSION}", self.version),
+            ));
         }
         if self.source.is_empty() || self.source.chars().count() > MAX_REFERENCE_CHARS {
             return Err(ValidationError::new("source", "must be 1 to 500 characters"));
@@ -647,6 +674,22 @@ impl ItemDraft {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn f32_values_serialize_as_their_stored_decimal_also_through_json_values() {
+        #[derive(Serialize)]
+        struct Probe {
+            #[serde(serialize_with = "serialize_decimal_f32")]
+            confidence: f32,
+        }
+        for (value, text) in [(0.8_f32, "0.8"), (0.1, "0.1"), (0.333, "0.333"), (1.0, "1.0"), (0.0, "0.0")] {
+            let probe = Probe { confidence: value };
+            assert_eq!(serde_json::to_value(&probe).unwrap().to_string(), format!("{{\"confidence\":{text}}}"));
+            assert_eq!(serde_json::to_string(&probe).unwrap(), format!("{{\"confidence\":{text}}}"));
+        }
+        assert_eq!(decimal_f64(0.8), 0.8);
+    }
+
     use super::*;
 
     fn context() -> NewItemContext {

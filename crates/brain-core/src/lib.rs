@@ -14,5 +14,6 @@ pub use time::Timestamp;
 
 pub mod assemble;
 pub mod redact;
+pub mod search;
 pub mod tokens;
 pub mod vault;

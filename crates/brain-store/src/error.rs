@@ -32,9 +32,31 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("invalid database URL: {detail}")]
+    InvalidLocation { detail: String },
+    /// The database server cannot be reached (refused, dropped, shutting down): retry later.
+    #[error("database {location} is unreachable: {detail}")]
+    Unavailable { location: String, detail: String },
+    /// The database server is reachable but its database does not exist.
+    #[error("database {location} does not exist on the server")]
+    NoDatabase { location: String },
+    /// A value this backend cannot store (PostgreSQL text cannot hold NUL characters).
+    #[error("item {id} cannot be stored: {detail}")]
+    Unstorable { id: String, detail: String },
+    #[error("database error on {location}: {detail}")]
+    Postgres { location: String, detail: String },
+    /// An operation this backend does not offer (yet).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl StoreError {
+    /// True when the database could not be reached at all (a server backend that is down):
+    /// nothing was changed and the same call may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
+    }
+
     /// Classifies a raw SQLite error for the database at `path`.
     pub(crate) fn from_sqlite(path: &std::path::Path, err: rusqlite::Error) -> StoreError {
         use rusqlite::ErrorCode;

@@ -39,6 +39,18 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+/// A bearer token kept in the store: its name, the SHA-256 of its secret (lowercase hex; the
+/// secret itself is never stored), its scope grants, and when it was made and revoked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TokenRecord {
+    pub name: String,
+    pub sha256: String,
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+    pub created_at: brain_core::Timestamp,
+    pub revoked_at: Option<brain_core::Timestamp>,
+}
+
 /// What a store check found.
 #[derive(Clone, Debug, Default)]
 pub struct StoreStats {
@@ -49,4 +61,6 @@ pub struct StoreStats {
     /// Problems found; empty when healthy.
     pub problems: Vec<String>,
     pub journal_mode: String,
+    /// Another process held the write lock: the checks that need it were skipped.
+    pub locked: bool,
 }

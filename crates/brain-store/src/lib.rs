@@ -1,16 +1,31 @@
-//! Persistence for brain: the `Store` (embedded SQLite today; PostgreSQL joins the closed
-//! set later), versioned migrations and full-text search. The one crate that speaks SQL; it
+//! Persistence for brain: the `Store` (embedded SQLite by default, PostgreSQL for fleets),
+//! versioned migrations per backend and full-text search. The one crate that speaks SQL; it
 //! returns core types, never rows.
+//!
+//! The face is backend-neutral: operations on [`Store`] and the transactions handed to its
+//! closures ([`WriteTx`], [`ReadTx`]) take and return core types. Each backend's SQL,
+//! migrations and row mapping stay private to its module.
 
+mod copy;
 mod error;
 mod filter;
+mod jobs;
+mod location;
+mod pg;
 mod sqlite;
+mod tx;
 
+pub use copy::{CopyReport, copy_all};
 pub use error::StoreError;
-pub use filter::{Access, ItemFilter, SearchHit, StoreStats};
-pub use sqlite::lean::ReadTx;
+pub use filter::{Access, ItemFilter, SearchHit, StoreStats, TokenRecord};
+pub use jobs::JobLock;
+pub use location::{PgLocation, StoreLocation};
+pub use pg::PgStore;
+pub use pg::listen::ChangeFeed;
 pub use sqlite::vault::VaultFileRecord;
-pub use sqlite::{PageReads, SqliteStore, WriteTx};
+pub use sqlite::vectors::VectorJob;
+pub use sqlite::{PageReads, SqliteStore};
+pub use tx::{ReadTx, WriteTx};
 
 use brain_core::{Item, Timestamp};
 use std::path::Path;
@@ -19,12 +34,34 @@ use std::path::Path;
 #[derive(Debug)]
 pub enum Store {
     Sqlite(SqliteStore),
+    Postgres(Box<PgStore>),
 }
 
 /// Result alias for store operations.
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Calls the same method on whichever backend the store is.
+macro_rules! dispatch {
+    ($self:expr, $store:ident => $call:expr) => {
+        match $self {
+            Store::Sqlite($store) => $call,
+            Store::Postgres($store) => $call,
+        }
+    };
+}
+
 impl Store {
+    /// Opens the store at `location`. SQLite: with `create`, a missing file is created and
+    /// migrated; without it, a missing file is `Missing`. PostgreSQL: the database must exist;
+    /// its schema is created and migrated when needed (once, under an advisory lock, however
+    /// many replicas start together). `page_reads` matters to SQLite only.
+    pub fn open(location: &StoreLocation, create: bool, page_reads: PageReads) -> StoreResult<Store> {
+        match location {
+            StoreLocation::Sqlite(path) => Store::open_sqlite_with(path, create, page_reads),
+            StoreLocation::Postgres(location) => PgStore::open(location).map(|store| Store::Postgres(Box::new(store))),
+        }
+    }
+
     /// Opens (creating and migrating when `create` is set) the SQLite store at `path`.
     pub fn open_sqlite(path: &Path, create: bool) -> StoreResult<Store> {
         SqliteStore::open(path, create).map(Store::Sqlite)
@@ -35,51 +72,103 @@ impl Store {
         SqliteStore::open_with(path, create, sqlite::DEFAULT_BUSY_TIMEOUT, page_reads).map(Store::Sqlite)
     }
 
-    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+    /// Where this store lives (prints without a password).
+    pub fn location(&self) -> StoreLocation {
         match self {
-            Store::Sqlite(store) => store.get(id),
+            Store::Sqlite(store) => StoreLocation::Sqlite(store.path().to_path_buf()),
+            Store::Postgres(store) => StoreLocation::Postgres(store.location().clone()),
         }
+    }
+
+    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+        dispatch!(self, store => store.get(id))
     }
 
     /// Inserts a new item; fails with `AlreadyExists` when its id is taken.
     pub fn insert(&self, item: &Item) -> StoreResult<()> {
-        match self {
-            Store::Sqlite(store) => store.write(|tx| tx.insert(item)),
-        }
+        self.write(|tx| tx.insert(item))
     }
 
-    /// Inserts many items in one transaction: all of them or none. `progress` is called with
-    /// the number inserted so far.
+    /// Inserts many items in one transaction: all of them or none (`AlreadyExists` names the
+    /// first taken id). `progress` is called with the number inserted so far.
     pub fn insert_all(&self, items: &[Item], progress: &mut dyn FnMut(usize)) -> StoreResult<()> {
-        match self {
-            Store::Sqlite(store) => store.insert_all(items, progress),
+        self.write(|tx| {
+            let rows: Vec<&Item> = items.iter().collect();
+            let mut done = 0;
+            // Multi-row statements (see `WriteTx::insert_many`); chunks only pace the progress.
+            for chunk in rows.chunks(9000) {
+                if let Some(id) = tx.insert_many(chunk)?.into_iter().next() {
+                    return Err(StoreError::AlreadyExists { id });
+                }
+                done += chunk.len();
+                progress(done);
+            }
+            progress(items.len());
+            Ok(())
+        })?;
+        // A bulk load changes the shape of the data: refresh the planner's statistics so a
+        // scoped, ordered list walks the order index instead of sorting the whole table.
+        if items.len() >= 1000 {
+            dispatch!(self, store => store.analyze())?;
         }
+        Ok(())
     }
 
-    /// Runs `change` inside one exclusive write transaction (read-modify-write is atomic).
+    /// Runs `change` inside one write transaction (read-modify-write is atomic): everything
+    /// it does commits together when it returns `Ok`, nothing when it returns an error.
     pub fn write<T>(&self, change: impl FnOnce(&mut WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
-        match self {
-            Store::Sqlite(store) => store.write(change),
-        }
+        dispatch!(self, store => store.write(change))
+    }
+
+    /// Runs `read` in one read transaction: every read through it sees the same snapshot.
+    pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        dispatch!(self, store => store.read(read))
     }
 
     pub fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {
-        match self {
-            Store::Sqlite(store) => store.list(filter),
-        }
+        dispatch!(self, store => store.list(filter))
     }
 
     pub fn count(&self, filter: &ItemFilter) -> StoreResult<u64> {
-        match self {
-            Store::Sqlite(store) => store.count(filter),
-        }
+        dispatch!(self, store => store.count(filter))
     }
 
-    /// BM25 search over title, content, tags, files and schema key.
-    pub fn search(&self, query: &str, filter: &ItemFilter) -> StoreResult<Vec<SearchHit>> {
-        match self {
-            Store::Sqlite(store) => store.search(query, filter),
-        }
+    /// Search candidates for a query's words within `filter`, and the words' statistics
+    /// over the whole store: the backend's half of search (`brain_core::search` ranks).
+    pub fn candidates(
+        &self,
+        request: &brain_core::search::CandidateRequest<'_>,
+        filter: &ItemFilter,
+    ) -> StoreResult<brain_core::search::Candidates> {
+        dispatch!(self, store => store.candidates(request, filter))
+    }
+
+    /// Up to `limit` items with no vector of `model`, oldest first.
+    pub fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
+        dispatch!(self, store => store.vector_backlog(model, limit))
+    }
+
+    /// How many items have no vector of `model`.
+    pub fn count_vector_backlog(&self, model: &str) -> StoreResult<u64> {
+        dispatch!(self, store => store.count_vector_backlog(model))
+    }
+
+    /// Stores vectors of `model` (one per item; a vector of another model is replaced).
+    /// Derived data: `version` and the write generation do not change.
+    pub fn put_vectors(&self, model: &str, vectors: &[(String, Vec<f32>)]) -> StoreResult<()> {
+        dispatch!(self, store => store.put_vectors(model, vectors))
+    }
+
+    /// The `limit` items of `filter` nearest to `query` among vectors of `model`, with
+    /// their cosine similarity, best first.
+    pub fn nearest(
+        &self,
+        model: &str,
+        query: &[f32],
+        filter: &ItemFilter,
+        limit: usize,
+    ) -> StoreResult<Vec<(Item, f32)>> {
+        dispatch!(self, store => store.nearest(model, query, filter, limit))
     }
 
     /// Records that items were returned to a reader (access count, time, reinforced
@@ -90,29 +179,63 @@ impl Store {
         now: Timestamp,
         wait: Option<std::time::Duration>,
     ) -> StoreResult<bool> {
-        match self {
-            Store::Sqlite(store) => store.record_access(accesses, now, wait),
-        }
+        dispatch!(self, store => store.record_access(accesses, now, wait))
     }
 
     /// The write generation: grows with every committed write through any process.
     pub fn generation(&self) -> StoreResult<u64> {
-        match self {
-            Store::Sqlite(store) => store.generation(),
-        }
+        dispatch!(self, store => store.generation())
     }
 
     /// Whether any item (of any status) lives in `scope`.
     pub fn has_scope(&self, scope: &brain_core::Scope) -> StoreResult<bool> {
+        dispatch!(self, store => store.has_scope(scope))
+    }
+
+    /// Database integrity, search index consistency and migration state.
+    pub fn check(&self) -> StoreResult<StoreStats> {
+        dispatch!(self, store => store.check())
+    }
+
+    /// Rebuilds the full-text index from the items (repairs what `check` reported).
+    pub fn repair_search_index(&self) -> StoreResult<()> {
+        dispatch!(self, store => store.rebuild_search_index())
+    }
+
+    /// Every indexed vault file, in no particular order. Without `with_state` the (large)
+    /// state column is not read: enough to tell which files changed and to list diagnostics.
+    pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
+        dispatch!(self, store => store.vault_files(with_state))
+    }
+
+    /// Follows writes committed by any process as they happen, where the backend pushes
+    /// them (PostgreSQL: `LISTEN` on a connection of its own). `None` for SQLite, whose
+    /// readers poll [`Store::generation`] (one indexed read in process).
+    pub fn listen(&self) -> StoreResult<Option<ChangeFeed>> {
         match self {
-            Store::Sqlite(store) => store.has_scope(scope),
+            Store::Sqlite(_) => Ok(None),
+            Store::Postgres(store) => store.listen().map(Some),
         }
     }
 
-    /// Database integrity, FTS index consistency and migration state.
-    pub fn check(&self) -> StoreResult<StoreStats> {
-        match self {
-            Store::Sqlite(store) => store.check(),
-        }
+    /// True when the store lives on a database server that other machines share (a cache
+    /// or an event must then cross processes through the database).
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Store::Postgres(_))
+    }
+
+    /// Every vault-wide value, by key.
+    pub fn vault_values(&self) -> StoreResult<Vec<(String, String)>> {
+        dispatch!(self, store => store.vault_values())
+    }
+
+    /// Every bearer token kept in the store (revoked ones too), by name.
+    pub fn tokens(&self) -> StoreResult<Vec<TokenRecord>> {
+        dispatch!(self, store => store.tokens())
+    }
+
+    /// A vault-wide value (`root`, `feed`, …).
+    pub fn vault_value(&self, key: &str) -> StoreResult<Option<String>> {
+        dispatch!(self, store => store.vault_value(key))
     }
 }

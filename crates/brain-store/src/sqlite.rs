@@ -15,10 +15,14 @@ use brain_core::{Item, Scope, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params_from_iter};
 
+use crate::tx::WriteBackend;
 use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
 
 pub(crate) mod lean;
+pub(crate) mod search;
+pub(crate) mod tokens;
 pub(crate) mod vault;
+pub(crate) mod vectors;
 
 /// The shipped migrations, in order. Never edit one that has shipped: append a new one.
 const MIGRATIONS: &[&str] = &[
@@ -26,6 +30,9 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0002_vault.sql"),
     include_str!("migrations/sqlite/0003_session_index.sql"),
     include_str!("migrations/sqlite/0004_layering_index.sql"),
+    include_str!("migrations/sqlite/0005_tokens.sql"),
+    include_str!("migrations/sqlite/0006_claims.sql"),
+    include_str!("migrations/sqlite/0007_vectors.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.
@@ -46,17 +53,17 @@ pub enum PageReads {
 /// Default wait for another process's write lock.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a check waits for another process's write lock before reporting it locked.
+const CHECK_LOCK_WAIT: Duration = Duration::from_millis(500);
+
 const COLUMNS: &str = "id, scope, kind, schema_key, title, content, rationale, confidence, importance, status, \
     severity, pinned, pin_priority, stable, strength, decay_rate, tags, files, evidence, dedup_hint, supersedes, \
     superseded_by, valid_from, valid_until, source, created_at, updated_at, last_accessed_at, access_count, \
     review_due_at, review_count, tokens, version";
 
-/// BM25 column weights, in index order: title, content, tags, files, schema_key. A match in
-/// the title or tags says more about what an item is than one deep in its content.
+/// BM25 column weights, in index order: title, content, tags, files, schema_key: the order in
+/// which `sqlite/search.rs` picks candidates (core ranks them).
 const BM25_WEIGHTS: &str = "10.0, 1.0, 5.0, 2.0, 3.0";
-
-/// At most this many words of a query reach the index.
-const MAX_QUERY_TERMS: usize = 32;
 
 #[derive(Debug)]
 pub struct SqliteStore {
@@ -66,11 +73,13 @@ pub struct SqliteStore {
     wrote: std::sync::atomic::AtomicBool,
 }
 
-/// A write transaction: the only way to change items.
+/// SQLite's side of a [`crate::WriteTx`]: one `BEGIN IMMEDIATE` transaction.
 pub struct WriteTx<'conn> {
     tx: rusqlite::Transaction<'conn>,
     path: &'conn Path,
+    /// Whether anything was written (the write generation moves at commit).
     changed: bool,
+    store: &'conn SqliteStore,
 }
 
 impl SqliteStore {
@@ -78,11 +87,6 @@ impl SqliteStore {
     /// without it, a missing file is `StoreError::Missing`.
     pub fn open(path: &Path, create: bool) -> StoreResult<SqliteStore> {
         SqliteStore::open_with(path, create, DEFAULT_BUSY_TIMEOUT, PageReads::Mapped)
-    }
-
-    /// `open` with an explicit bound on waiting for another writer.
-    pub fn open_with_timeout(path: &Path, create: bool, busy_timeout: Duration) -> StoreResult<SqliteStore> {
-        SqliteStore::open_with(path, create, busy_timeout, PageReads::Mapped)
     }
 
     /// `open` with an explicit bound on waiting for another writer and a way to read pages.
@@ -95,7 +99,15 @@ impl SqliteStore {
         if !create && !path.exists() {
             return Err(StoreError::Missing { path: path.to_path_buf() });
         }
-        let sqlite_error = |err| StoreError::from_sqlite(path, err);
+        // SQLite takes an empty file for an empty database and would migrate it into a fresh
+        // store: a truncated brain.db would silently lose everything.
+        if !create && std::fs::metadata(path).is_ok_and(|meta| meta.is_file() && meta.len() == 0) {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "the file is empty (0 bytes): its items are gone".into(),
+            });
+        }
+        let sqlite_error = |err| cannot_open_diagnosed(path, StoreError::from_sqlite(path, err));
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -113,6 +125,13 @@ impl SqliteStore {
         let known = MIGRATIONS.len() as i64;
         if version > known {
             return Err(StoreError::TooNew { path: path.to_path_buf(), found: version, known });
+        }
+        if !create && version == 0 {
+            // Every brain database has a schema version; none means another program's file.
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: "it has no brain schema (schema version 0): not a brain database".into(),
+            });
         }
         let readonly = connection.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
         if !readonly {
@@ -140,7 +159,7 @@ impl SqliteStore {
     }
 
     /// The database file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -173,48 +192,24 @@ impl SqliteStore {
 
     /// Runs `change` in one `BEGIN IMMEDIATE` transaction and commits it when it returns Ok.
     /// Any error rolls everything back.
-    pub fn write<T>(&self, change: impl FnOnce(&mut WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut connection = self.lock();
         let tx =
             connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
-        let mut write = WriteTx { tx, path: &self.path, changed: false };
+        let mut write =
+            crate::WriteTx::new(WriteBackend::Sqlite(WriteTx { tx, path: &self.path, changed: false, store: self }));
         let value = change(&mut write)?;
-        if write.changed {
-            write
-                .tx
-                .execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'", [])
-                .map_err(|e| self.sqlite_error(e))?;
-        }
-        write.tx.commit().map_err(|e| self.sqlite_error(e))?;
-        self.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        write.commit()?;
         Ok(value)
     }
 
-    pub fn insert_all(&self, items: &[Item], progress: &mut dyn FnMut(usize)) -> StoreResult<()> {
-        self.write(|tx| {
-            let rows: Vec<&Item> = items.iter().collect();
-            let mut done = 0;
-            // Multi-row statements (see `WriteTx::insert_many`); chunks only pace the progress.
-            for chunk in rows.chunks(9000) {
-                if let Some(id) = tx.insert_many(chunk)?.into_iter().next() {
-                    return Err(StoreError::AlreadyExists { id });
-                }
-                done += chunk.len();
-                progress(done);
-            }
-            progress(items.len());
-            Ok(())
-        })?;
-        // A bulk load changes the shape of the data: refresh the planner's statistics so a
-        // scoped, ordered list walks the order index instead of sorting the whole table.
-        if items.len() >= 1000 {
-            let connection = self.lock();
-            connection.execute_batch("PRAGMA analysis_limit = 1000; ANALYZE;").map_err(|e| self.sqlite_error(e))?;
-        }
-        Ok(())
+    /// Refreshes the planner's statistics after a bulk load.
+    pub(crate) fn analyze(&self) -> StoreResult<()> {
+        let connection = self.lock();
+        connection.execute_batch("PRAGMA analysis_limit = 1000; ANALYZE;").map_err(|e| self.sqlite_error(e))
     }
 
-    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+    pub(crate) fn get(&self, id: &str) -> StoreResult<Option<Item>> {
         let connection = self.lock();
         get_item(&connection, &self.path, id)
     }
@@ -222,7 +217,7 @@ impl SqliteStore {
     /// Items newest first. A page of several scopes is read as one ordered index range per
     /// scope, merged (SQLite cannot walk one index in order across an `IN` list, and would
     /// otherwise sort every item of the scopes to return twenty).
-    pub fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {
+    pub(crate) fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {
         let (mut sql, mut values) = match (&filter.scopes, filter.limit) {
             (Some(scopes), Some(limit)) if scopes.len() > 1 => {
                 let per_scope = filter.offset.saturating_add(limit);
@@ -256,7 +251,7 @@ impl SqliteStore {
         Ok(items)
     }
 
-    pub fn count(&self, filter: &ItemFilter) -> StoreResult<u64> {
+    pub(crate) fn count(&self, filter: &ItemFilter) -> StoreResult<u64> {
         let (where_sql, values) = filter_sql(filter, "");
         let sql = format!("SELECT count(*) FROM items{where_sql}");
         let connection = self.lock();
@@ -264,23 +259,6 @@ impl SqliteStore {
             .query_row(&sql, params_from_iter(values), |row| row.get::<_, i64>(0))
             .map(|count| count as u64)
             .map_err(|e| self.sqlite_error(e))
-    }
-
-    /// Ranked search: items containing every query word first, then items containing some,
-    /// each group by BM25 (title, tags and schema key weigh more than content). The
-    /// all-words pass is cheap (an intersection); the any-word pass runs only when the
-    /// first one does not fill the page.
-    pub fn search(&self, query: &str, filter: &ItemFilter) -> StoreResult<Vec<SearchHit>> {
-        let terms = query_terms(query)?;
-        let needed = filter.offset.saturating_add(filter.limit.unwrap_or(usize::MAX));
-        let connection = self.lock();
-        let mut hits = self.ranked(&connection, &terms.join(" AND "), filter, needed)?;
-        if terms.len() > 1 && hits.len() < needed {
-            let seen: std::collections::HashSet<String> = hits.iter().map(|hit| hit.item.id.clone()).collect();
-            let more = self.ranked(&connection, &terms.join(" OR "), filter, needed.saturating_add(hits.len()))?;
-            hits.extend(more.into_iter().filter(|hit| !seen.contains(&hit.item.id)));
-        }
-        Ok(hits.into_iter().skip(filter.offset).take(filter.limit.unwrap_or(usize::MAX)).collect())
     }
 
     /// The best `needed` filtered matches of an FTS expression. BM25 over every match is the
@@ -343,7 +321,12 @@ impl SqliteStore {
     /// stale, and must not invalidate cached documents. With `wait`, gives up after that long
     /// if another process holds the write lock and returns `Ok(false)`: a reader on the
     /// session-start path must never block on bookkeeping.
-    pub fn record_access(&self, accesses: &[Access], now: Timestamp, wait: Option<Duration>) -> StoreResult<bool> {
+    pub(crate) fn record_access(
+        &self,
+        accesses: &[Access],
+        now: Timestamp,
+        wait: Option<Duration>,
+    ) -> StoreResult<bool> {
         if accesses.is_empty() {
             return Ok(true);
         }
@@ -378,7 +361,7 @@ impl SqliteStore {
         }
     }
 
-    pub fn generation(&self) -> StoreResult<u64> {
+    pub(crate) fn generation(&self) -> StoreResult<u64> {
         let connection = self.lock();
         // Cached: `brain serve` reads it on every conditional request.
         let mut statement = connection
@@ -387,8 +370,18 @@ impl SqliteStore {
         statement.query_row([], |row| row.get::<_, i64>(0)).map(|value| value as u64).map_err(|e| self.sqlite_error(e))
     }
 
+    /// Every vault-wide value, by key.
+    pub(crate) fn vault_values(&self) -> StoreResult<Vec<(String, String)>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached("SELECT key, value FROM vault_state ORDER BY key")
+            .map_err(|e| self.sqlite_error(e))?;
+        let rows = statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).map_err(|e| self.sqlite_error(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sqlite_error(e))
+    }
+
     /// Whether any item (of any status) lives in `scope`: one index probe.
-    pub fn has_scope(&self, scope: &brain_core::Scope) -> StoreResult<bool> {
+    pub(crate) fn has_scope(&self, scope: &brain_core::Scope) -> StoreResult<bool> {
         let connection = self.lock();
         let mut statement = connection
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM items WHERE scope = ?1)")
@@ -396,7 +389,10 @@ impl SqliteStore {
         statement.query_row([scope.to_string()], |row| row.get::<_, bool>(0)).map_err(|e| self.sqlite_error(e))
     }
 
-    pub fn check(&self) -> StoreResult<StoreStats> {
+    /// Integrity, the search index and the counts. Never waits long for another writer: the
+    /// search-index check needs the write lock, and a process holding it (an import, a scan)
+    /// is reported as such (`locked`), not as a damaged index.
+    pub(crate) fn check(&self) -> StoreResult<StoreStats> {
         let connection = self.lock();
         let error = |e| StoreError::from_sqlite(&self.path, e);
         let mut stats = StoreStats {
@@ -408,8 +404,20 @@ impl SqliteStore {
         let messages: Vec<String> =
             statement.query_map([], |row| row.get(0)).map_err(error)?.collect::<Result<_, _>>().map_err(error)?;
         stats.problems.extend(messages.into_iter().filter(|m| m != "ok").map(|m| format!("integrity: {m}")));
-        if let Err(err) = connection.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')", []) {
-            stats.problems.push(format!("search index: {err} (rebuild with `brain doctor --repair`)"));
+        connection.busy_timeout(CHECK_LOCK_WAIT).map_err(error)?;
+        let fts_check = connection.execute("INSERT INTO items_fts (items_fts) VALUES ('integrity-check')", []);
+        connection.busy_timeout(DEFAULT_BUSY_TIMEOUT).map_err(error)?;
+        match fts_check.map_err(error) {
+            Ok(_) => {}
+            Err(StoreError::Busy { .. }) => {
+                stats.locked = true;
+                stats.problems.push(
+                    "the database is locked by another process (a write in progress): the search index was not \
+                     checked"
+                        .into(),
+                );
+            }
+            Err(err) => stats.problems.push(format!("search index: {err}")),
         }
         stats.items =
             connection.query_row("SELECT count(*) FROM items", [], |row| row.get::<_, i64>(0)).map_err(error)? as u64;
@@ -427,13 +435,41 @@ impl SqliteStore {
     }
 
     /// Rebuilds the full-text index from the items (repairs a damaged index).
-    pub fn rebuild_search_index(&self) -> StoreResult<()> {
-        self.write(|tx| {
-            tx.tx
-                .execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')", [])
-                .map_err(|e| StoreError::from_sqlite(tx.path, e))?;
-            Ok(())
-        })
+    pub(crate) fn rebuild_search_index(&self) -> StoreResult<()> {
+        let mut connection = self.lock();
+        let tx =
+            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
+        tx.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')", []).map_err(|e| self.sqlite_error(e))?;
+        tx.commit().map_err(|e| self.sqlite_error(e))
+    }
+}
+
+/// "unable to open database file" says nothing of why: when the folder refuses new files
+/// (read-only, immutable, a read-only mount), SQLite cannot create the `-wal` and `-shm`
+/// files it needs beside the database. Probed by creating and removing a file there.
+fn cannot_open_diagnosed(path: &Path, err: StoreError) -> StoreError {
+    let StoreError::Sqlite { source: rusqlite::Error::SqliteFailure(failure, _), .. } = &err else {
+        return err;
+    };
+    if failure.code != rusqlite::ErrorCode::CannotOpen {
+        return err;
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let probe = folder.join(format!(".brain-open-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            err
+        }
+        Err(why) => StoreError::ReadOnly {
+            path: path.to_path_buf(),
+            detail: format!(
+                "SQLite cannot open it: the folder {} refuses new files ({why}), and SQLite needs to create \
+                 {name}-wal and {name}-shm beside it",
+                folder.display(),
+                name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+            ),
+        },
     }
 }
 
@@ -456,16 +492,24 @@ impl WriteTx<'_> {
         StoreError::from_sqlite(self.path, err)
     }
 
-    pub fn get(&self, id: &str) -> StoreResult<Option<Item>> {
+    /// Moves the write generation when anything changed, then commits.
+    pub(crate) fn commit(self) -> StoreResult<()> {
+        if self.changed {
+            self.tx
+                .execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'", [])
+                .map_err(|e| self.error(e))?;
+        }
+        let store = self.store;
+        self.tx.commit().map_err(|e| store.sqlite_error(e))?;
+        store.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn get(&self, id: &str) -> StoreResult<Option<Item>> {
         get_item(&self.tx, self.path, id)
     }
 
-    /// The item, or `NotFound`.
-    pub fn require(&self, id: &str) -> StoreResult<Item> {
-        self.get(id)?.ok_or_else(|| StoreError::NotFound { id: id.to_string() })
-    }
-
-    pub fn insert(&mut self, item: &Item) -> StoreResult<()> {
+    pub(crate) fn insert(&mut self, item: &Item) -> StoreResult<()> {
         let mut statement = self
             .tx
             .prepare_cached(&format!(
@@ -487,18 +531,9 @@ impl WriteTx<'_> {
         Ok(())
     }
 
-    /// Writes `item` over the stored one. With `expected_version`, the stored version must
-    /// match or the write is a `Conflict`. The stored version becomes the old one + 1 and
-    /// the written item (with its new version) is returned.
-    pub fn update(&mut self, item: &Item, expected_version: Option<u64>) -> StoreResult<Item> {
-        let current = self.require(&item.id)?;
-        if let Some(expected) = expected_version
-            && expected != current.version
-        {
-            return Err(StoreError::Conflict { id: item.id.clone(), expected, actual: current.version });
-        }
-        let mut written = item.clone();
-        written.version = current.version + 1;
+    /// Writes `written` over the stored row of its id if that row still has
+    /// `stored_version`. Returns whether it did.
+    pub(crate) fn replace(&mut self, written: &Item, stored_version: u64) -> StoreResult<bool> {
         let assignments: String = COLUMNS
             .split(", ")
             .enumerate()
@@ -507,19 +542,15 @@ impl WriteTx<'_> {
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!("UPDATE items SET {assignments} WHERE id = ?1 AND version = ?34");
-        let mut values = item_values(&written);
-        values.push(Value::Integer(current.version as i64));
+        let mut values = item_values(written);
+        values.push(Value::Integer(stored_version as i64));
         let changed = self.tx.execute(&sql, params_from_iter(values)).map_err(|e| self.error(e))?;
-        if changed != 1 {
-            // Impossible under the IMMEDIATE lock; kept so a future backend cannot lose a write.
-            return Err(StoreError::Conflict { id: item.id.clone(), expected: current.version, actual: 0 });
-        }
-        self.changed = true;
-        Ok(written)
+        self.changed |= changed == 1;
+        Ok(changed == 1)
     }
 
     /// Erases an item for good. Returns whether it existed.
-    pub fn delete(&mut self, id: &str) -> StoreResult<bool> {
+    pub(crate) fn delete(&mut self, id: &str) -> StoreResult<bool> {
         let removed = self.tx.execute("DELETE FROM items WHERE id = ?1", [id]).map_err(|e| self.error(e))?;
         self.changed |= removed > 0;
         Ok(removed > 0)
@@ -595,25 +626,6 @@ fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
         return (String::new(), values);
     }
     (format!(" WHERE {}", clauses.join(" AND ")), values)
-}
-
-/// Turns free text into FTS5 terms: each word (split on anything not alphanumeric) becomes a
-/// quoted, lowercased term, so FTS syntax in user input is inert. Duplicates are dropped.
-fn query_terms(query: &str) -> StoreResult<Vec<String>> {
-    let mut terms: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
-        let term = format!("\"{}\"", word.to_lowercase());
-        if !terms.contains(&term) {
-            terms.push(term);
-        }
-        if terms.len() == MAX_QUERY_TERMS {
-            break;
-        }
-    }
-    if terms.is_empty() {
-        return Err(StoreError::InvalidQuery(format!("{query:?} has no words to search for")));
-    }
-    Ok(terms)
 }
 
 fn json_list(values: &[String]) -> Value {

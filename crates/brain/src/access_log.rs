@@ -5,7 +5,11 @@
 //! harmless), and the next write through `Brain` folds the log into the store.
 //!
 //! Folding renames the log first (atomic), so concurrent appenders start a fresh file and
-//! two folders never apply the same lines twice.
+//! two folders never apply the same lines twice. A folder killed after claiming the log
+//! leaves `access.jsonl.<pid>`: the next fold gives the lines of a process that no longer
+//! exists back to the log (on Linux, where `/proc` tells; elsewhere they wait). If it was
+//! killed after applying them and before removing the claim, they count twice: bookkeeping,
+//! never content.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -65,6 +69,7 @@ pub fn append(home: &Path, accesses: &[Access], now: Timestamp) {
 /// dropped; accesses of items that no longer exist are ignored by the store.
 pub fn fold(home: &Path, store: &Store) {
     let path = log_path(home);
+    adopt_orphaned_claims(home, &path);
     if !path.exists() {
         return;
     }
@@ -103,5 +108,37 @@ pub fn fold(home: &Path, store: &Store) {
             let _ = file.write_all(&bytes);
         }
         let _ = std::fs::remove_file(&claimed);
+    }
+}
+
+/// Appends the claimed logs of dead processes (`access.jsonl.<pid>[.<n>]`, `pid` being the
+/// claimer) back to the log. Each is first renamed to a claim of this process, so two
+/// folders never adopt the same one.
+fn adopt_orphaned_claims(home: &Path, log: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(home) else { return };
+    let prefix = format!("{LOG_FILE}.");
+    let own = std::process::id().to_string();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(suffix) = name.to_str().and_then(|name| name.strip_prefix(&prefix)) else { continue };
+        let owner = suffix.split('.').next().unwrap_or_default();
+        let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+        if !suffix.split('.').all(digits) || owner == own || proc.join(owner).exists() {
+            continue;
+        }
+        let adopted = home.join(format!("{prefix}{own}.{}", suffix.replace('.', "")));
+        if std::fs::rename(entry.path(), &adopted).is_err() {
+            continue; // Another folder adopted it.
+        }
+        let Ok(bytes) = std::fs::read(&adopted) else { continue };
+        let appended =
+            std::fs::OpenOptions::new().create(true).append(true).open(log).and_then(|mut file| file.write_all(&bytes));
+        if appended.is_ok() {
+            let _ = std::fs::remove_file(&adopted);
+        }
     }
 }

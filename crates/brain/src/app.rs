@@ -15,9 +15,10 @@ use brain_core::assemble::{
     upsert_managed_block,
 };
 use brain_core::item::{NewItemContext, new_id};
+use brain_core::redact::redact_str;
 use brain_core::tokens::TokenCounter;
 use brain_core::{Item, ItemDraft, Scope, Status, Timestamp};
-use brain_store::{Access, ItemFilter, PageReads, SearchHit, Store, StoreStats};
+use brain_store::{Access, ItemFilter, PageReads, Store, StoreLocation, StoreStats};
 
 use crate::config::{self, Config, DATABASE_FILE};
 use crate::error::{BrainError, BrainResult};
@@ -42,6 +43,19 @@ pub struct Brain {
     pub now: Timestamp,
     store: Store,
     counter: TokenCounter,
+}
+
+/// Outcome of `brain migrate --to`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct MigrateReport {
+    /// Where the items went (printable: no password).
+    pub to: String,
+    pub items: usize,
+    pub copied: usize,
+    pub already_there: usize,
+    pub vault_files_copied: usize,
+    pub vault_values_copied: usize,
+    pub tokens_copied: usize,
 }
 
 /// Outcome of an import.
@@ -79,6 +93,17 @@ pub const SESSION_CONFIG_FILE: &str = "config.json";
 /// Candidates considered for recall before scoring.
 const RECALL_CANDIDATES: usize = 50;
 
+/// Outcome of `brain embed`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct EmbedReport {
+    pub model: String,
+    /// Items without a vector of the model when the run started.
+    pub pending: u64,
+    pub embedded: u64,
+    pub seconds: f64,
+    pub per_second: f64,
+}
+
 /// Outcome of `inject`.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct InjectOutcome {
@@ -101,6 +126,8 @@ pub struct DoctorReport {
     pub by_status: Vec<(String, u64)>,
     pub journal_mode: String,
     pub problems: Vec<String>,
+    /// Another process held the write lock: the search index was not checked.
+    pub locked: bool,
 }
 
 impl Brain {
@@ -113,8 +140,7 @@ impl Brain {
             std::fs::write(&config_path, config::DEFAULT_USER_CONFIG)
                 .map_err(|err| BrainError::user(format!("cannot write {}: {err}", config_path.display())))?;
         }
-        let store = Store::open_sqlite(&context.home.join(DATABASE_FILE), true)?;
-        Brain::with_store(context, store)
+        Brain::open_store(context, true, PageReads::Mapped)
     }
 
     /// Opens an existing home; a missing home is a user error pointing at `brain init`.
@@ -133,12 +159,14 @@ impl Brain {
                 "create it with `brain init` (or pass --home / set BRAIN_HOME)",
             ));
         }
-        let store = Store::open_sqlite_with(&context.home.join(DATABASE_FILE), false, page_reads)?;
-        Brain::with_store(context, store)
+        Brain::open_store(context, false, page_reads)
     }
 
-    fn with_store(context: &Context, store: Store) -> BrainResult<Brain> {
+    /// Loads the configuration, then opens the store it names (see [`store_location`]).
+    fn open_store(context: &Context, create: bool, page_reads: PageReads) -> BrainResult<Brain> {
         let loaded = config::load(&context.home, &context.cwd, &context.env)?;
+        let location = store_location(&context.home, &context.env, &loaded.config)?;
+        let store = Store::open(&location, create, page_reads)?;
         let project =
             config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
         let counter: TokenCounter =
@@ -178,24 +206,11 @@ impl Brain {
     /// gate every write path passes before anything touches disk. Returns how many fields
     /// the redactor changed.
     fn prepare(&self, item: &mut Item) -> BrainResult<usize> {
-        let mut redacted = 0;
-        let mut scrub = |text: &mut String| {
-            if let std::borrow::Cow::Owned(clean) = brain_core::redact::redact_str(text) {
-                *text = clean;
-                redacted += 1;
-            }
-        };
-        scrub(&mut item.title);
+        // Every free-text field (title, content, rationale, source, files, evidence,
+        // dedup_hint, tags, schema_key), redacted before validation so that no error
+        // message quotes a secret either.
+        let redacted = brain_core::redact::redact_item(item);
         item.title = item.title.trim().to_string();
-        scrub(&mut item.content);
-        if let Some(rationale) = item.rationale.as_mut() {
-            scrub(rationale);
-        }
-        for list in [&mut item.evidence, &mut item.files] {
-            for value in list.iter_mut() {
-                scrub(value);
-            }
-        }
         item.validate()?;
         item.tokens = u32::try_from(self.counter.count(&item.rendered_text())).unwrap_or(u32::MAX);
         Ok(redacted)
@@ -217,7 +232,52 @@ impl Brain {
         }
         self.prepare(&mut item)?;
         self.store.insert(&item)?;
+        self.embed_if_warm(&item);
         Ok(item)
+    }
+
+    /// In a process that keeps an embedder warm (`brain serve`, `brain mcp`), a written item
+    /// gets its vector at once; elsewhere it waits in the backlog for `brain embed`. Never
+    /// fails a write: an embedder error leaves the item in the backlog.
+    fn embed_if_warm(&self, item: &Item) {
+        let Some(embedder) = crate::embed::warm(&self.config.embed) else { return };
+        if let Ok(mut vectors) = embedder.embed(&[format!("{}\n{}", item.title, item.content)]) {
+            let _ = self.store.put_vectors(&embedder.model_id(), &[(item.id.clone(), vectors.remove(0))]);
+        }
+    }
+
+    /// Fills the vectors of every item without one of the configured model (`brain embed`),
+    /// one committed batch at a time (an interrupted run resumes). With `dry_run`, only
+    /// counts. `progress(done, total)` after each batch.
+    pub fn embed(&self, dry_run: bool, progress: &mut dyn FnMut(u64, u64)) -> BrainResult<EmbedReport> {
+        let embedder = crate::embed::shared(&self.config.embed)?.ok_or_else(|| {
+            BrainError::user_with_hint(
+                "no embedder is configured",
+                format!("set [embed] provider in {}", self.home.join(config::USER_CONFIG_FILE).display()),
+            )
+        })?;
+        let model = embedder.model_id();
+        let pending = self.store.count_vector_backlog(&model)?;
+        let mut report = EmbedReport { model: model.clone(), pending, embedded: 0, seconds: 0.0, per_second: 0.0 };
+        if dry_run || pending == 0 {
+            return Ok(report);
+        }
+        let started = std::time::Instant::now();
+        loop {
+            let jobs = self.store.vector_backlog(&model, embedder.batch())?;
+            if jobs.is_empty() {
+                break;
+            }
+            let texts: Vec<String> = jobs.iter().map(|job| job.text.clone()).collect();
+            let vectors = embedder.embed(&texts).map_err(|err| BrainError::user(err.to_string()))?;
+            let rows: Vec<(String, Vec<f32>)> = jobs.into_iter().map(|job| job.id).zip(vectors).collect();
+            self.store.put_vectors(&model, &rows)?;
+            report.embedded += rows.len() as u64;
+            progress(report.embedded, pending.max(report.embedded));
+        }
+        report.seconds = started.elapsed().as_secs_f64();
+        report.per_second = report.embedded as f64 / report.seconds.max(1e-9);
+        Ok(report)
     }
 
     pub fn get(&self, id: &str) -> BrainResult<Item> {
@@ -237,8 +297,31 @@ impl Brain {
         Ok(self.store.count(filter)?)
     }
 
-    pub fn search(&self, query: &str, filter: &ItemFilter) -> BrainResult<Vec<SearchHit>> {
-        let hits = self.store.search(query, filter)?;
+    /// Ranked search (`crate::search`) in the configured mode: one page of `filter.limit`
+    /// hits from `filter.offset`. A query with no words is a user error.
+    pub fn search(&self, query: &str, filter: &ItemFilter) -> BrainResult<Vec<crate::search::Hit>> {
+        self.search_in(query, filter, None)
+    }
+
+    /// `search` in `mode` (`None`: `[search] mode`).
+    pub fn search_in(
+        &self,
+        query: &str,
+        filter: &ItemFilter,
+        mode: Option<crate::search::Mode>,
+    ) -> BrainResult<Vec<crate::search::Hit>> {
+        let mode = match mode {
+            Some(mode) => mode,
+            None => crate::search::Mode::parse(&self.config.search.mode)?,
+        };
+        let parsed = crate::search::parse(query)?;
+        let limit = filter.limit.unwrap_or(crate::cli::commands::search::MAX_LIMIT + 1);
+        let needed = filter.offset.saturating_add(limit);
+        let hits: Vec<crate::search::Hit> =
+            crate::search::search(&self.store, &self.config.embed, query, &parsed, filter, needed, mode)?
+                .into_iter()
+                .skip(filter.offset)
+                .collect();
         let accesses: Vec<Access> = hits.iter().map(|hit| Access { id: hit.item.id.clone(), strength: None }).collect();
         // Being found is a use of the memory, recorded without writing to the store.
         crate::access_log::append(&self.home, &accesses, self.now);
@@ -465,13 +548,14 @@ impl Brain {
             if text.is_empty() {
                 continue;
             }
-            let draft: ItemDraft = serde_json::from_str(text)
-                .map_err(|err| BrainError::user(format!("line {number}: invalid item JSON: {err}")))?;
-            let mut item = draft
-                .into_new_item(self.new_item_context("cli", Status::Approved))
-                .map_err(|err| BrainError::user(format!("line {number}: {err}")))?;
-            redacted_fields +=
-                self.prepare(&mut item).map_err(|err| BrainError::user(format!("line {number}: {err}")))?;
+            // Messages quote the offending value, which may be a secret: redacted too.
+            let line_error =
+                |err: &dyn std::fmt::Display| BrainError::user(redact_str(&format!("line {number}: {err}")));
+            let draft: ItemDraft =
+                serde_json::from_str(text).map_err(|err| line_error(&format_args!("invalid item JSON: {err}")))?;
+            let mut item =
+                draft.into_new_item(self.new_item_context("cli", Status::Approved)).map_err(|err| line_error(&err))?;
+            redacted_fields += self.prepare(&mut item).map_err(|err| line_error(&err))?;
             if let Some(first) = line_of.insert(item.id.clone(), number) {
                 return Err(BrainError::user(format!("line {number}: id {} already used on line {first}", item.id)));
             }
@@ -491,6 +575,32 @@ impl Brain {
         Ok(ImportReport { imported: total, redacted_fields })
     }
 
+    /// Copies this home's store into the store at `url` (a fleet's PostgreSQL, usually): every
+    /// item, the vault index and the stored tokens, all or nothing; what the target already
+    /// holds is kept, so a second run copies nothing. `progress(done, total)` follows the items.
+    pub fn migrate_to(&self, url: &str, progress: &mut dyn FnMut(usize, usize)) -> BrainResult<MigrateReport> {
+        let target_location = StoreLocation::parse(url).map_err(|err| BrainError::Config {
+            message: format!("--to: {err}"),
+            hint: Some("use postgres://USER[:PASSWORD]@HOST:5432/DATABASE, or sqlite:PATH".into()),
+        })?;
+        let source_location = self.store.location();
+        if target_location.to_string() == source_location.to_string() {
+            return Err(BrainError::user(format!("{target_location} is this home's own store; nothing to migrate")));
+        }
+        self.fold_access_log();
+        let target = Store::open(&target_location, true, PageReads::Cached)?;
+        let report = brain_store::copy_all(&self.store, &target, progress)?;
+        Ok(MigrateReport {
+            to: target_location.to_string(),
+            items: report.items,
+            copied: report.copied,
+            already_there: report.already_there,
+            vault_files_copied: report.vault_files_copied,
+            vault_values_copied: report.vault_values_copied,
+            tokens_copied: report.tokens_copied,
+        })
+    }
+
     /// Writes every item matching `filter` as JSONL, oldest id first. Returns the count.
     pub fn export(&self, filter: &ItemFilter, writer: &mut dyn Write) -> BrainResult<usize> {
         self.fold_access_log();
@@ -498,7 +608,8 @@ impl Brain {
         items.sort_by(|a, b| a.id.cmp(&b.id));
         for item in &items {
             let line = serde_json::to_string(item).map_err(|err| BrainError::internal(err.to_string()))?;
-            writer.write_all(line.as_bytes())?;
+            // DEL and C1 characters as `\u` escapes: the same JSON, nothing a terminal acts on.
+            writer.write_all(crate::output::escape_controls(&line).as_bytes())?;
             writer.write_all(b"\n")?;
         }
         writer.flush()?;
@@ -664,32 +775,30 @@ impl Brain {
             .collect();
         let query =
             [request.topics.as_deref(), request.task.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
-        let words = crate::recall::query_words(&query);
         let candidate_filter = approved(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
-        let candidates: Vec<(Item, f64)> = match self.store.search(&words.join(" "), &candidate_filter) {
-            Ok(hits) => {
-                let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
-                hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 })).collect()
-            }
-            // No usable words: the project's most relevant recent items.
-            Err(brain_store::StoreError::InvalidQuery(_)) => {
-                self.store.list(&candidate_filter)?.into_iter().map(|item| (item, 0.0)).collect()
-            }
-            Err(err) => return Err(err.into()),
+        let parsed = brain_core::search::Query::parse(&query);
+        // (item, normalized relevance, what matched)
+        let candidates: Vec<(Item, f64, String)> = if parsed.is_empty() {
+            // No words: the project's most relevant recent items.
+            self.store.list(&candidate_filter)?.into_iter().map(|item| (item, 0.0, String::new())).collect()
+        } else {
+            let hits = crate::search::lexical(&self.store, &parsed, &candidate_filter, RECALL_CANDIDATES)?;
+            let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
+            hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect()
         };
-        let mut scored: Vec<(Item, f64)> = candidates
+        let mut scored: Vec<(Item, f64, String)> = candidates
             .into_iter()
-            .filter(|(item, _)| !item.pinned)
-            .map(|(item, relevance)| {
+            .filter(|(item, _, _)| !item.pinned)
+            .map(|(item, relevance, matched)| {
                 let score = crate::recall::recall_score(&item, relevance, now);
-                (item, score)
+                (item, score, matched)
             })
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
         scored.truncate(request.top.max(1));
         let recalled: Vec<Recalled<'_>> = scored
             .iter()
-            .map(|(item, score)| Recalled { item, score: *score, why: crate::recall::why(item, &words, now) })
+            .map(|(item, score, matched)| Recalled { item, score: *score, why: crate::recall::why(item, matched, now) })
             .collect();
         let skills: Vec<SkillEntry> = crate::skills::list(&self.home)
             .into_iter()
@@ -733,7 +842,7 @@ impl Brain {
             .chain(
                 scored
                     .iter()
-                    .map(|(item, _)| item)
+                    .map(|(item, _, _)| item)
                     .filter(|item| payload.context_recall.iter().any(|r| r.id == item.id)),
             )
             .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
@@ -785,14 +894,9 @@ impl Brain {
             limit: Some(50),
             ..ItemFilter::default()
         };
-        let hits = match topic.map(str::trim).filter(|t| !t.is_empty()) {
-            Some(topic) => match self.store.search(topic, &filter) {
-                Ok(hits) => hits,
-                Err(brain_store::StoreError::InvalidQuery(_)) => Vec::new(),
-                Err(err) => return Err(err.into()),
-            },
-            None => Vec::new(),
-        };
+        let query = brain_core::search::Query::parse(topic.unwrap_or(""));
+        let hits =
+            if query.is_empty() { Vec::new() } else { crate::search::lexical(&self.store, &query, &filter, 50)? };
         if hits.is_empty() {
             return Ok(self.store.list(&ItemFilter { limit: Some(5), ..filter })?);
         }
@@ -844,12 +948,11 @@ impl Brain {
     }
 
     /// Checks the database, the search index and the configuration.
+    /// Writes nothing unless repairing (no access-log fold: it would wait for a writer).
     pub fn doctor(&self, repair: bool) -> BrainResult<DoctorReport> {
-        self.fold_access_log();
         let mut stats: StoreStats = self.store.check()?;
-        if repair && !stats.problems.is_empty() {
-            let Store::Sqlite(sqlite) = &self.store;
-            sqlite.rebuild_search_index()?;
+        if repair && !stats.problems.is_empty() && !stats.locked {
+            self.store.repair_search_index()?;
             stats = self.store.check()?;
         }
         let mut problems = stats.problems;
@@ -862,7 +965,7 @@ impl Brain {
         }
         Ok(DoctorReport {
             home: self.home.display().to_string(),
-            database: self.home.join(DATABASE_FILE).display().to_string(),
+            database: self.store.location().to_string(),
             project: self.project.clone(),
             tokenizer: self.config.tokenizer.clone(),
             schema_version: stats.schema_version,
@@ -871,6 +974,7 @@ impl Brain {
             by_status: stats.by_status,
             journal_mode: stats.journal_mode,
             problems,
+            locked: stats.locked,
         })
     }
 }
@@ -921,7 +1025,18 @@ fn check_id(id: &str) -> BrainResult<()> {
         .map_err(|err| BrainError::user_with_hint(err.message, "ids look like mem_01JD… (see `brain list`)"))
 }
 
-/// The path of the database of a home.
-pub fn database_path(home: &Path) -> PathBuf {
-    home.join(DATABASE_FILE)
+/// Where the store of a home lives: `BRAIN_DATABASE_URL` (or `brain serve --database`),
+/// else `[store] url` of the user config, else `<home>/brain.db`. The URL's scheme picks
+/// the backend; an invalid one is a configuration error naming where it came from (and
+/// never repeating it: it may hold a password).
+pub fn store_location(home: &Path, env: &config::Environment, config: &Config) -> BrainResult<StoreLocation> {
+    let (url, origin) = match (&env.database_url, &config.store.url) {
+        (Some(url), _) => (url, "BRAIN_DATABASE_URL (or --database)"),
+        (None, Some(url)) => (url, "[store] url in config.toml"),
+        (None, None) => return Ok(StoreLocation::sqlite_file(home, DATABASE_FILE)),
+    };
+    StoreLocation::parse(url).map_err(|err| BrainError::Config {
+        message: format!("{origin}: {err}"),
+        hint: Some("use postgres://USER[:PASSWORD]@HOST:5432/DATABASE, or sqlite:PATH".into()),
+    })
 }

@@ -7,7 +7,12 @@
 //! 5. command-line flags.
 //!
 //! Reading configuration never writes files. Unknown keys are errors, so a typo never
-//! silently does nothing. The home itself comes from `--home`, else `BRAIN_HOME`, else
+//! silently does nothing.
+//!
+//! A project file travels with a repository, so a cloned repository can carry one: it may
+//! set only what [`PROJECT_ALLOWED`] lists (the project name and display and budget
+//! preferences). Every other key in it — anything that executes code, moves the vault,
+//! widens exposure or loosens a bound — is a config error naming the key, the file and why. The home itself comes from `--home`, else `BRAIN_HOME`, else
 //! `~/.brain`; the project from `--project`, `BRAIN_PROJECT`, `.brain.toml`'s `project`,
 //! the git root's folder name, the working directory's name (SPEC §2.6).
 
@@ -41,8 +46,61 @@ pub struct Config {
     pub hooks: HooksConfig,
     /// Remote mode (`[remote]`): the CLI talking to a `brain serve`.
     pub remote: RemoteConfig,
-    /// `brain serve` (`[serve]`; only in the user config, never in a project's `.brain.toml`).
+    /// `brain serve` (`[serve]`; only in the user config, like every key outside [`PROJECT_ALLOWED`]).
     pub serve: ServeConfig,
+    /// Search (`[search]`; a project's `.brain.toml` may set it).
+    pub search: SearchConfig,
+    /// Embeddings (`[embed]`; only in the user config: an endpoint URL sends item text off
+    /// the machine and a model path is loaded and run).
+    pub embed: crate::embed::EmbedConfig,
+    /// Where the store lives (`[store]`; only in the user config).
+    pub store: StoreConfig,
+}
+
+/// `[search]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// Default mode of `brain search`, MCP `brain_search` and the HTTP search: `lexical`,
+    /// `hybrid` or `semantic` (the last two need `[embed]`; they fall back to lexical, saying
+    /// so in `why`, when the embedder is not there). Session-start recall is always lexical.
+    pub mode: String,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig { mode: "lexical".into() }
+    }
+}
+
+/// `[store]` table: which database backs this home. Unset: `<home>/brain.db` (SQLite).
+/// `BRAIN_DATABASE_URL` and `brain serve --database` override it. Only the user config may
+/// set it: a project file must never point a user's brain at another database.
+#[derive(Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `postgres://USER[:PASSWORD]@HOST:PORT/DATABASE` or `sqlite:PATH`.
+    pub url: Option<String>,
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password.
+        f.debug_struct("StoreConfig").field("url", &self.url.as_ref().map(|_| "…")).finish()
+    }
+}
+
+impl Serialize for StoreConfig {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Printed as its location without the password, never as given.
+        let url = self.url.as_deref().map(|url| match brain_store::StoreLocation::parse(url) {
+            Ok(location) => location.to_string(),
+            Err(_) => "(invalid)".to_string(),
+        });
+        let mut table = serializer.serialize_struct("StoreConfig", 1)?;
+        serde::ser::SerializeStruct::serialize_field(&mut table, "url", &url)?;
+        serde::ser::SerializeStruct::end(table)
+    }
 }
 
 /// `[serve]` table: the HTTP server (SPEC §7.2, §9).
@@ -57,10 +115,38 @@ pub struct ServeConfig {
     pub request_timeout_secs: u64,
     /// Store connections serving requests at once.
     pub pool_size: usize,
-    /// How often the event stream looks for writes by other processes (milliseconds).
+    /// How often the event stream looks for writes by other processes (milliseconds). On
+    /// PostgreSQL writes are pushed (LISTEN/NOTIFY) and this is only a safety net.
     pub events_poll_ms: u64,
+    /// At start-up, how long to wait for a database server that is not up yet (seconds).
+    pub database_wait_secs: u64,
+    /// Run the vault tick this often (seconds; 0 = never). Replicas sharing a store tick
+    /// once per interval between them (a lock in the store), on the replica that has the vault.
+    pub tick_interval_secs: u64,
+    /// `POST /api/v2/tick` runs at most one requested tick per this many seconds.
+    pub tick_request_min_secs: u64,
+    /// Publish critical signals to this NATS server (`nats://host:4222`); none: no NATS.
+    pub signals_nats_url: Option<String>,
+    /// Subject prefix of published signals (`<prefix>.critical`, `<prefix>.nuclear`).
+    pub signals_nats_subject: String,
+    /// Publish critical signals to a Redis stream on this server (`redis://host:6379`).
+    pub signals_redis_url: Option<String>,
+    /// The Redis stream's key.
+    pub signals_redis_stream: String,
     /// Bearer tokens and their scope grants. Empty: no auth (loopback only).
     pub tokens: Vec<TokenConfig>,
+    /// Names (`host` or `host:port`) accepted in the `Host` header besides the listen
+    /// address and, on loopback, `localhost`: the defence against DNS rebinding.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example:8443`) allowed to call the API besides the
+    /// server's own; any other `Origin` is refused.
+    pub allowed_origins: Vec<String>,
+    /// A connection must deliver a complete request head within this long of opening or of
+    /// its previous response (slow headers and idle keep-alive alike), else it is closed.
+    pub header_timeout_secs: u64,
+    /// Most connections open at once (also bounded by the process's open-file limit); idle
+    /// ones are closed to make room for new ones.
+    pub max_connections: usize,
 }
 
 impl Default for ServeConfig {
@@ -71,7 +157,18 @@ impl Default for ServeConfig {
             request_timeout_secs: 30,
             pool_size: 4,
             events_poll_ms: 500,
+            database_wait_secs: 60,
+            tick_interval_secs: 7200,
+            tick_request_min_secs: 60,
+            signals_nats_url: None,
+            signals_nats_subject: "brain.signals".into(),
+            signals_redis_url: None,
+            signals_redis_stream: "brain:signals".into(),
             tokens: Vec::new(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            header_timeout_secs: 10,
+            max_connections: 512,
         }
     }
 }
@@ -114,11 +211,27 @@ pub struct HooksConfig {
     pub refresh_interval: u32,
     /// A hook gives up (printing an empty payload) after this many milliseconds.
     pub timeout_ms: u64,
+    /// Codex's cap, in its tokens (4 bytes each): it spills hook context over 2,500 to a file.
+    pub codex_max_tokens: usize,
+    /// Gemini CLI's cap of injected context, in characters.
+    pub gemini_max_chars: usize,
+    /// Cursor's cap of injected context (and of `.cursor/rules/brain.mdc`), in characters.
+    pub cursor_max_chars: usize,
+    /// The first prompt of a session gets the memories recalled for it (the task).
+    pub task_recall: bool,
 }
 
 impl Default for HooksConfig {
     fn default() -> Self {
-        HooksConfig { max_chars: 9500, refresh_interval: 30, timeout_ms: 3000 }
+        HooksConfig {
+            max_chars: 9500,
+            refresh_interval: 30,
+            timeout_ms: 3000,
+            codex_max_tokens: 2400,
+            gemini_max_chars: 9500,
+            cursor_max_chars: 9500,
+            task_recall: true,
+        }
     }
 }
 
@@ -151,6 +264,7 @@ pub struct BrainDocumentConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer2: Option<usize>,
     /// Layer 3: items below this confidence and older than `low_confidence_days` are archived.
+    #[serde(serialize_with = "brain_core::item::serialize_decimal_f32")]
     pub low_confidence: f32,
     pub low_confidence_days: f64,
     /// Layer 3: implementation facts older than this are archived.
@@ -184,6 +298,9 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             remote: RemoteConfig::default(),
             serve: ServeConfig::default(),
+            search: SearchConfig::default(),
+            embed: crate::embed::EmbedConfig::default(),
+            store: StoreConfig::default(),
         }
     }
 }
@@ -200,6 +317,9 @@ struct ConfigFile {
     hooks: Option<toml::Table>,
     remote: Option<toml::Table>,
     serve: Option<toml::Table>,
+    search: Option<toml::Table>,
+    embed: Option<toml::Table>,
+    store: Option<toml::Table>,
 }
 
 /// Environment variables that configure brain, read in one place so tests can pass their own.
@@ -207,12 +327,18 @@ struct ConfigFile {
 pub struct Environment {
     pub tokenizer: Option<String>,
     pub write_policy: Option<String>,
+    /// `BRAIN_DATABASE_URL` (or `brain serve --database`, which replaces it): the store.
+    pub database_url: Option<String>,
 }
 
 impl Environment {
     pub fn from_process() -> Environment {
         let read = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        Environment { tokenizer: read("BRAIN_TOKENIZER"), write_policy: read("BRAIN_WRITE_POLICY") }
+        Environment {
+            tokenizer: read("BRAIN_TOKENIZER"),
+            write_policy: read("BRAIN_WRITE_POLICY"),
+            database_url: read("BRAIN_DATABASE_URL"),
+        }
     }
 }
 
@@ -229,19 +355,14 @@ pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
     let mut config = Config::default();
     let mut project_from_file = None;
     let user_file = home.join(USER_CONFIG_FILE);
-    if let Some(file) = read_config_file(&user_file)? {
+    if let Some((file, _)) = read_config_file(&user_file)? {
         apply_file(&mut config, file, &user_file)?;
     }
     if let Some(project_file) = find_upwards(cwd, PROJECT_CONFIG_FILE)
-        && let Some(mut file) = read_config_file(&project_file)?
+        && let Some((mut file, table)) = read_config_file(&project_file)?
     {
+        check_project_file(&table, &config, &project_file, &user_file)?;
         project_from_file = file.project.take();
-        if file.serve.is_some() {
-            return Err(BrainError::Config {
-                message: format!("{}: [serve] is not allowed in a project file", project_file.display()),
-                hint: Some(format!("server settings and tokens belong in {}", user_file.display())),
-            });
-        }
         apply_file(&mut config, file, &project_file)?;
     }
     if let Some(tokenizer) = &env.tokenizer {
@@ -253,7 +374,9 @@ pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
     Ok(Loaded { config, project_from_file })
 }
 
-fn read_config_file(path: &Path) -> BrainResult<Option<ConfigFile>> {
+/// The file parsed twice: into the typed shape (unknown keys are errors) and as a table
+/// (the keys it sets, for the project allow-list).
+fn read_config_file(path: &Path) -> BrainResult<Option<(ConfigFile, toml::Table)>> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -264,9 +387,112 @@ fn read_config_file(path: &Path) -> BrainResult<Option<ConfigFile>> {
             });
         }
     };
-    toml::from_str(&text).map(Some).map_err(|err| BrainError::Config {
+    let invalid = |err: toml::de::Error| BrainError::Config {
         message: format!("config file {} is invalid: {}", path.display(), err.message()),
         hint: Some("see the configuration section of the README for the keys".into()),
+    };
+    let table: toml::Table = toml::from_str(&text).map_err(invalid)?;
+    let file: ConfigFile = table.clone().try_into().map_err(invalid)?;
+    Ok(Some((file, table)))
+}
+
+/// What a project `.brain.toml` may set, as `(table, keys)`: `""` is the top level and `*`
+/// every key of the table. Everything else is refused (see [`project_refusal`]), so a key
+/// added later is refused in project files until someone decides it is harmless there.
+/// `write_policy` is allowed only to tighten (see [`check_project_file`]).
+pub const PROJECT_ALLOWED: &[(&str, &[&str])] = &[
+    ("", &["project", "tokenizer", "write_policy", "brain", "hooks", "search"]),
+    // Budgets and archive thresholds of the brain document: what a session is shown.
+    ("brain", &["*"]),
+    // How much context the hooks inject and how often; not how long they may run.
+    (
+        "hooks",
+        &["max_chars", "refresh_interval", "codex_max_tokens", "gemini_max_chars", "cursor_max_chars", "task_recall"],
+    ),
+    // Whether search ranks by words or also by meaning; the embedder itself is the user's.
+    ("search", &["mode"]),
+];
+
+/// Why `key` (dotted: `vault.path`) may not come from a project file.
+fn project_refusal(key: &str) -> &'static str {
+    match key {
+        "vault.path" | "vault.vault_path" => {
+            "it moves the vault, and `brain tick` and `brain vault scan` read and rewrite files wherever it points"
+        }
+        "vault.allow_verify_commands" | "vault.verify_timeout_secs" => {
+            "it lets `brain tick` run commands written in vault notes"
+        }
+        "vault.max_file_bytes" => "it loosens a resource bound of the vault scan",
+        "hooks.timeout_ms" => "it bounds how long every agent hook may run",
+        _ if key.starts_with("vault.") || key == "vault" => {
+            "the vault belongs to the brain home, not to a project: a tick must do the same from any folder"
+        }
+        _ if key.starts_with("serve.") || key == "serve" => {
+            "it configures the HTTP server, its listen address and its tokens (exposure)"
+        }
+        _ if key.starts_with("store.") || key == "store" => {
+            "it points the brain at another database, which a cloned repository must never choose"
+        }
+        _ if key.starts_with("embed.") || key == "embed" => {
+            "it would send item text to a server or load a model file, which a cloned repository must never choose"
+        }
+        _ if key.starts_with("remote.") || key == "remote" => {
+            "remote mode belongs to the user (`BRAIN_URL`, `--remote`, [remote] in config.toml)"
+        }
+        _ => {
+            "a project file, which a cloned repository can carry, may set only the project name and display and budget preferences"
+        }
+    }
+}
+
+fn project_key_allowed(table: &str, key: &str) -> bool {
+    PROJECT_ALLOWED
+        .iter()
+        .any(|(allowed_table, keys)| *allowed_table == table && keys.iter().any(|k| *k == "*" || *k == key))
+}
+
+/// Refuses every key of a project file that [`PROJECT_ALLOWED`] does not list, and a
+/// `write_policy` that would approve what the user config sends to review. `config` holds
+/// the defaults and the user config.
+fn check_project_file(table: &toml::Table, config: &Config, path: &Path, user_file: &Path) -> BrainResult<()> {
+    // Every refused key, so one edit fixes the file.
+    let mut refused: Vec<String> = Vec::new();
+    for (key, value) in table {
+        // A table is judged key by key, so the message names the key that matters.
+        let toml::Value::Table(inner) = value else {
+            if !project_key_allowed("", key) {
+                refused.push(format!("`{key}` is not allowed in a project file: {}", project_refusal(key)));
+            }
+            continue;
+        };
+        for inner_key in inner.keys() {
+            if !(project_key_allowed("", key) && project_key_allowed(key, inner_key)) {
+                let dotted = format!("{key}.{inner_key}");
+                refused.push(format!("`{dotted}` is not allowed in a project file: {}", project_refusal(&dotted)));
+            }
+        }
+    }
+    let loosens = table
+        .get("write_policy")
+        .and_then(toml::Value::as_str)
+        .is_some_and(|policy| policy.trim().eq_ignore_ascii_case("approved") && config.write_policy == Status::Draft);
+    if loosens {
+        refused.push(
+            "`write_policy = \"approved\"` is not allowed in a project file: the user config sends agent writes \
+             to review (draft); a project may tighten that, never loosen it"
+                .into(),
+        );
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(BrainError::Config {
+        message: format!("{}: {}", path.display(), refused.join("; ")),
+        hint: Some(format!(
+            "set these in {} (a project file may set: project, tokenizer, write_policy = \"draft\", [brain], \
+             [hooks] max_chars, codex_max_tokens, gemini_max_chars, cursor_max_chars, refresh_interval and task_recall, [search] mode)",
+            user_file.display()
+        )),
     })
 }
 
@@ -298,12 +524,45 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
             hint: None,
         })?;
     }
+    if let Some(table) = file.store {
+        config.store = toml::Value::Table(table).try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [store] table: {}", err.message()),
+            hint: Some("[store] url = \"postgres://USER@HOST:5432/DATABASE\" (or leave it out for SQLite)".into()),
+        })?;
+    }
     if let Some(table) = file.hooks {
         let mut merged = toml::Table::try_from(&config.hooks)
             .map_err(|err| BrainError::internal(format!("cannot serialize hooks config: {err}")))?;
         merged.extend(table);
         config.hooks = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
             message: format!("config file {origin}: invalid [hooks] table: {}", err.message()),
+            hint: None,
+        })?;
+    }
+    if let Some(table) = file.search {
+        let mut merged = toml::Table::try_from(&config.search)
+            .map_err(|err| BrainError::internal(format!("cannot serialize search config: {err}")))?;
+        merged.extend(table);
+        config.search = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [search] table: {}", err.message()),
+            hint: None,
+        })?;
+        if !["lexical", "hybrid", "semantic"].contains(&config.search.mode.as_str()) {
+            return Err(BrainError::Config {
+                message: format!(
+                    "config file {origin}: [search] mode {:?} is not one of lexical, hybrid, semantic",
+                    config.search.mode
+                ),
+                hint: None,
+            });
+        }
+    }
+    if let Some(table) = file.embed {
+        let mut merged = toml::Table::try_from(&config.embed)
+            .map_err(|err| BrainError::internal(format!("cannot serialize embed config: {err}")))?;
+        merged.extend(table);
+        config.embed = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [embed] table: {}", err.message()),
             hint: None,
         })?;
     }
@@ -412,8 +671,12 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 
 # Agent hooks.
 # [hooks]
-# max_chars = 9500         # cap of injected context
+# max_chars = 9500         # cap of injected context (Claude Code)
+# codex_max_tokens = 2400  # Codex's cap (its tokens are 4 bytes; it spills more than 2,500)
+# gemini_max_chars = 9500  # Gemini CLI's cap
+# cursor_max_chars = 9500  # Cursor's cap (also of .cursor/rules/brain.mdc)
 # refresh_interval = 30    # user-prompt-submit re-injects every N turns, only on change
+# task_recall = true       # the first prompt gets the memories recalled for it
 # timeout_ms = 3000        # a hook gives up with an empty payload after this long
 #                          # (hook session-start with --remote / BRAIN_URL: the request too)
 
@@ -422,6 +685,23 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # [remote]
 # timeout_ms = 10000       # connect + request + response
 
+# Search. mode: "lexical" (default), "hybrid" or "semantic" (these two need [embed]).
+# [search]
+# mode = "lexical"
+
+# Embeddings for hybrid/semantic search; fill them with `brain embed`. Only here, never in a
+# project's .brain.toml. provider: "none" (default), "local" (a brain built with
+# --features semantic; all-MiniLM-L6-v2 files in model_path) or "endpoint" (any
+# OpenAI-compatible /v1/embeddings server; item text is sent there, redacted).
+# [embed]
+# provider = "local"
+# model_path = "/path/to/all-MiniLM-L6-v2"
+# provider = "endpoint"
+# url = "http://127.0.0.1:11434"
+# model = "nomic-embed-text"
+# timeout_ms = 2000
+# batch = 32
+
 # The HTTP server (`brain serve`). It listens on loopback unless tokens are configured.
 # [serve]
 # listen = "127.0.0.1:7077"
@@ -429,11 +709,28 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # request_timeout_secs = 30
 # pool_size = 4                  # store connections serving requests at once
 # events_poll_ms = 500           # how often /api/v2/events looks for writes
+# database_wait_secs = 60        # at start, wait this long for a PostgreSQL that is not up
+# tick_interval_secs = 7200      # the vault tick, once per interval across replicas (0: never)
+# tick_request_min_secs = 60     # POST /api/v2/tick at most this often
+# signals_nats_url = "nats://127.0.0.1:4222"    # publish critical signals (once per fleet)
+# signals_nats_subject = "brain.signals"        #   as <subject>.critical / .nuclear
+# signals_redis_url = "redis://127.0.0.1:6379"  # and/or XADD them to a Redis stream
+# signals_redis_stream = "brain:signals"
+# allowed_hosts = []             # extra names for the Host header, e.g. ["brain.lan"]
+# allowed_origins = []           # extra browser origins, e.g. ["https://app.example"]
+# header_timeout_secs = 10       # request head deadline (slow headers, idle keep-alive)
+# max_connections = 512          # open connections at once (idle ones make room)
 # [[serve.tokens]]               # one per client; read/write grants by scope
 # name = "ci-agent"
 # token_sha256 = "…"             # sha256 of the secret in hex (or token = "…" in clear)
 # read = ["project/acme-api"]    # global is readable by every valid token
 # write = ["project/acme-api"]   # "project/*" or "*" grant more
+
+# Where the store lives: unset means <home>/brain.db (SQLite). A PostgreSQL URL shares one
+# brain between machines and `brain serve` replicas (BRAIN_DATABASE_URL and
+# `brain serve --database URL` override it). Never in a project's .brain.toml.
+# [store]
+# url = "postgres://brain@db.internal:5432/brain"
 
 # The vault of markdown arcs and the deterministic tick (`brain vault`, `brain tick`).
 # [vault]
@@ -474,7 +771,11 @@ mod tests {
         assert_eq!(loaded.config.write_policy, Status::Draft);
         assert_eq!((loaded.config.brain.layer1, loaded.config.brain.token_budget), (Some(900), 8000));
         assert_eq!(loaded.project_from_file.as_deref(), Some("api"));
-        let env = Environment { tokenizer: Some("o200k".into()), write_policy: Some("approved".into()) };
+        let env = Environment {
+            tokenizer: Some("o200k".into()),
+            write_policy: Some("approved".into()),
+            ..Environment::default()
+        };
         let loaded = load(&home, &project, &env).unwrap();
         assert_eq!((loaded.config.tokenizer.as_str(), loaded.config.write_policy), ("o200k", Status::Approved));
     }
@@ -488,6 +789,100 @@ mod tests {
         write(&dir.path().join(USER_CONFIG_FILE), "tokenizer = \"gpt2\"\n");
         let err = load(dir.path(), dir.path(), &Environment::default()).unwrap_err();
         assert!(err.to_string().contains("allowed: heuristic, o200k, cl100k"), "{err}");
+    }
+
+    /// A cloned repository's `.brain.toml` with `text`, loaded from inside the repository.
+    fn load_hostile(user_config: &str, text: &str) -> BrainResult<Loaded> {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        write(&home.join(USER_CONFIG_FILE), user_config);
+        let repo = dir.path().join("cloned");
+        write(&repo.join(PROJECT_CONFIG_FILE), text);
+        load(&home, &repo, &Environment::default())
+    }
+
+    #[test]
+    fn a_project_file_may_set_the_project_and_display_and_budget_preferences() {
+        let loaded = load_hostile(
+            "",
+            "project = \"api\"\ntokenizer = \"o200k\"\nwrite_policy = \"draft\"\n\
+             [brain]\ntoken_budget = 4000\nlayer1 = 900\nlow_confidence = 0.3\n\
+             [hooks]\nmax_chars = 6000\nrefresh_interval = 10\n",
+        )
+        .unwrap();
+        assert_eq!(loaded.project_from_file.as_deref(), Some("api"));
+        assert_eq!((loaded.config.tokenizer.as_str(), loaded.config.write_policy), ("o200k", Status::Draft));
+        assert_eq!((loaded.config.brain.token_budget, loaded.config.brain.layer1), (4000, Some(900)));
+        assert_eq!((loaded.config.hooks.max_chars, loaded.config.hooks.refresh_interval), (6000, 10));
+        // Approving agent writes is the default: a project saying so changes nothing.
+        assert!(load_hostile("", "write_policy = \"approved\"\n").is_ok());
+    }
+
+    #[test]
+    fn a_project_file_setting_anything_security_relevant_is_refused_naming_the_key_the_file_and_why() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("[vault]\nallow_verify_commands = true\n", "vault.allow_verify_commands", "run commands"),
+            ("[vault]\nverify_timeout_secs = 3600\n", "vault.verify_timeout_secs", "run commands"),
+            ("[vault]\npath = \"vault\"\n", "vault.path", "moves the vault"),
+            ("[vault]\nvault_path = \"/tmp/x\"\n", "vault.vault_path", "moves the vault"),
+            ("[vault]\nmax_file_bytes = 999999999\n", "vault.max_file_bytes", "resource bound"),
+            ("[vault]\ngraduate_days = 0\n", "vault.graduate_days", "belongs to the brain home"),
+            ("[serve]\nlisten = \"0.0.0.0:80\"\n", "serve.listen", "exposure"),
+            ("[[serve.tokens]]\nname = \"x\"\ntoken = \"0123456789abcdef0\"\n", "serve.tokens", "tokens"),
+            ("[serve]\nmax_body_bytes = 1\n", "serve.max_body_bytes", "HTTP server"),
+            ("[remote]\ntimeout_ms = 1\n", "remote.timeout_ms", "remote mode belongs to the user"),
+            ("[hooks]\ntimeout_ms = 3600000\n", "hooks.timeout_ms", "how long every agent hook may run"),
+            ("[store]\nurl = \"postgres://evil@attacker.example/db\"\n", "store.url", "another database"),
+        ];
+        for (text, key, why) in cases {
+            let err = load_hostile("", &format!("project = \"evil\"\n{text}")).unwrap_err();
+            let message = err.to_string();
+            assert!(matches!(err, BrainError::Config { .. }), "{key}: {err:?}");
+            assert!(message.contains(&format!("`{key}` is not allowed in a project file")), "{key}: {message}");
+            assert!(message.contains(".brain.toml") && message.contains(why), "{key}: {message}");
+            assert!(err.hint().is_some_and(|hint| hint.contains(USER_CONFIG_FILE)), "{key}");
+        }
+        // The same keys are fine in the user's own config file.
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join(USER_CONFIG_FILE), "[vault]\nallow_verify_commands = true\npath = \"v\"\n");
+        assert!(load(dir.path(), dir.path(), &Environment::default()).unwrap().config.vault.allow_verify_commands);
+    }
+
+    #[test]
+    fn a_project_file_may_tighten_the_write_policy_but_never_loosen_it() {
+        let err = load_hostile("write_policy = \"draft\"\n", "write_policy = \"approved\"\n").unwrap_err();
+        assert!(err.to_string().contains("never loosen"), "{err}");
+        let loaded = load_hostile("write_policy = \"draft\"\n", "write_policy = \"draft\"\n").unwrap();
+        assert_eq!(loaded.config.write_policy, Status::Draft);
+    }
+
+    #[test]
+    fn every_key_of_the_config_shape_is_either_allowed_in_a_project_file_or_refused_with_a_reason() {
+        // A new table or key is refused in project files until it is added to the allow-list.
+        let config = toml::Table::try_from(Config::default()).unwrap();
+        for (table, value) in &config {
+            let keys: Vec<String> = match value {
+                toml::Value::Table(inner) => inner.keys().map(|key| format!("{table}.{key}")).collect(),
+                _ => vec![table.clone()],
+            };
+            for key in keys {
+                let (outer, inner) = key.split_once('.').unwrap_or(("", key.as_str()));
+                let allowed = project_key_allowed(outer, inner) && (outer.is_empty() || project_key_allowed("", outer));
+                let expected_allowed = matches!(
+                    key.as_str(),
+                    "tokenizer"
+                        | "write_policy"
+                        | "hooks.max_chars"
+                        | "hooks.refresh_interval"
+                        | "hooks.codex_max_tokens"
+                        | "hooks.gemini_max_chars"
+                        | "hooks.cursor_max_chars"
+                        | "hooks.task_recall"
+                        | "search.mode"
+                ) || key.starts_with("brain.");
+                assert_eq!(allowed, expected_allowed, "{key}: {}", project_refusal(&key));
+            }
+        }
     }
 
     #[test]

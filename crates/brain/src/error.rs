@@ -22,6 +22,9 @@ pub enum BrainError {
     /// A bug or an environment failure the user cannot fix by changing their input.
     #[error("{message}")]
     Internal { message: String },
+    /// The database server cannot be reached right now; the same call may succeed later.
+    #[error("{message}")]
+    Unavailable { message: String },
 }
 
 pub type BrainResult<T> = Result<T, BrainError>;
@@ -42,7 +45,7 @@ impl BrainError {
     /// Exit code of the CLI (SPEC §7.1): 1 for anything the user can act on, 2 for internal.
     pub fn exit_code(&self) -> u8 {
         match self {
-            BrainError::Internal { .. } => 2,
+            BrainError::Internal { .. } | BrainError::Unavailable { .. } => 2,
             _ => 1,
         }
     }
@@ -56,6 +59,7 @@ impl BrainError {
             BrainError::Config { .. } => "config",
             BrainError::Forbidden { .. } => "forbidden",
             BrainError::Internal { .. } => "internal",
+            BrainError::Unavailable { .. } => "unavailable",
         }
     }
 
@@ -67,13 +71,18 @@ impl BrainError {
             BrainError::Conflict { .. } => Some("re-read the item (`brain show ID`) and apply your change again"),
             BrainError::Forbidden { .. } => None,
             BrainError::Internal { .. } => None,
+            BrainError::Unavailable { .. } => {
+                Some("check that the database server is running and reachable, then retry")
+            }
         }
     }
 }
 
 impl From<ValidationError> for BrainError {
+    /// The message quotes the offending value, which may hold a secret (a token pasted as a
+    /// tag): redacted like the value would have been.
     fn from(err: ValidationError) -> BrainError {
-        BrainError::user(err.to_string())
+        BrainError::user(brain_core::redact::redact_str(&err.to_string()))
     }
 }
 
@@ -85,18 +94,33 @@ impl From<StoreError> for BrainError {
                 BrainError::NotFound { message, hint: Some("list ids with `brain list` or `brain search`".into()) }
             }
             StoreError::Conflict { .. } => BrainError::Conflict { message },
-            StoreError::AlreadyExists { .. } | StoreError::InvalidQuery(_) => BrainError::user(message),
+            StoreError::AlreadyExists { .. } | StoreError::InvalidQuery(_) | StoreError::Unsupported(_) => {
+                BrainError::user(message)
+            }
             StoreError::Missing { .. } => BrainError::user_with_hint(message, "create it with `brain init`"),
             StoreError::Corrupt { .. } => BrainError::user_with_hint(
                 message,
                 "restore the file from a backup or move it away and run `brain init` (then `brain import` an export)",
             ),
-            StoreError::ReadOnly { .. } => {
-                BrainError::user_with_hint(message, "check the permissions of the brain home and its brain.db")
-            }
+            StoreError::ReadOnly { .. } => BrainError::user_with_hint(
+                message,
+                "check the permissions and attributes of the brain home and its brain.db \
+                     (`ls -ld`, `lsattr -d`: a read-only or immutable folder, a read-only mount)",
+            ),
             StoreError::Busy { .. } => BrainError::user_with_hint(message, "another brain process is writing; retry"),
             StoreError::TooNew { .. } => BrainError::user_with_hint(message, "upgrade brain"),
-            StoreError::InvalidRow { .. } | StoreError::Sqlite { .. } => BrainError::internal(message),
+            StoreError::InvalidRow { .. } | StoreError::Sqlite { .. } | StoreError::Postgres { .. } => {
+                BrainError::internal(message)
+            }
+            StoreError::Unavailable { .. } => BrainError::Unavailable { message },
+            StoreError::InvalidLocation { .. } => BrainError::Config {
+                message,
+                hint: Some("use postgres://USER[:PASSWORD]@HOST:5432/DATABASE, or sqlite:PATH".into()),
+            },
+            StoreError::NoDatabase { .. } => {
+                BrainError::user_with_hint(message, "create it (e.g. `createdb NAME`) or fix the database URL")
+            }
+            StoreError::Unstorable { .. } => BrainError::user(message),
         }
     }
 }

@@ -1,6 +1,14 @@
 //! The MCP adapter (SPEC §7.3): seven tools over one lazily opened `Brain`. Each tool
 //! converts its input, calls one `Brain` method on a blocking thread and renders a bounded
 //! result; a `BrainError` becomes a tool error carrying its message, never a crash.
+//!
+//! Input schemas are what strict clients (the official TypeScript SDK, the MCP Inspector)
+//! can fill: an optional parameter has its plain type and is left out of `required` (never
+//! `["integer", "null"]`), ranges and lengths are `minimum`/`maximum`/`maxLength`/`maxItems`,
+//! no non-standard `format` (`uint`, `double`), references inlined ([`plain_schema`], applied
+//! to every tool in the router, so tools added later get it too). Every argument is bounded
+//! in the code as well; the stdio transport refuses a message longer than
+//! [`MAX_MESSAGE_BYTES`].
 
 use std::sync::{Arc, Mutex};
 
@@ -25,6 +33,14 @@ pub const MAX_TOP: usize = 50;
 pub const SESSION_MAX_CHARS: usize = 9500;
 /// Largest token budget a caller may ask for.
 pub const MAX_TOKEN_BUDGET: usize = 100_000;
+/// Furthest a search page may start.
+pub const MAX_SEARCH_OFFSET: usize = 1_000_000;
+/// Longest free-text argument (a query, topics, a task), in characters.
+pub const MAX_QUERY_CHARS: usize = 2000;
+/// Longest id or scope argument, in characters.
+pub const MAX_ID_CHARS: usize = 200;
+/// Longest JSON-RPC message `brain mcp` reads from stdin (a larger one ends the session).
+pub const MAX_MESSAGE_BYTES: usize = 1024 * 1024;
 
 /// What the server knows before any store is opened.
 struct Shared {
@@ -66,52 +82,68 @@ impl std::fmt::Debug for BrainMcp {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SessionStartParams {
     /// Topics to recall memory for (free words)
+    #[schemars(length(max = 2000))]
     pub topics: Option<String>,
     /// The task at hand, in words
+    #[schemars(length(max = 2000))]
     pub task: Option<String>,
     /// How many items to recall (1 to 50, default 5)
+    #[schemars(range(min = 1, max = 50))]
     pub top: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetMemoryParams {
     /// Token budget of the document (default: the configured budget; at most 100000)
+    #[schemars(range(min = 1, max = 100_000))]
     pub token_budget: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchParams {
     /// Words to search for (BM25 over title, content, tags, files, schema key)
+    #[schemars(length(min = 1, max = 2000))]
     pub query: String,
     /// Results per page (1 to 100, default 10)
+    #[schemars(range(min = 1, max = 100))]
     pub limit: Option<usize>,
     /// Skip this many results: the `next_offset` of the previous page (default 0)
+    #[schemars(range(min = 0, max = 1_000_000))]
     pub offset: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ContextPackParams {
     /// The task at hand, in words: recall is focused on it
+    #[schemars(length(min = 1, max = 2000))]
     pub task: String,
     /// Total token budget of the pack (1 to 100000)
+    #[schemars(range(min = 1, max = 100_000))]
     pub token_budget: usize,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RememberParams {
     /// A short title (one line)
+    #[schemars(length(min = 1, max = 200))]
     pub title: String,
     /// The memory itself: the fact, decision, convention or lesson
+    #[schemars(length(min = 1, max = 20_000))]
     pub content: String,
     /// Kind: architecture, convention, decision, implementation, bug, todo, lesson, preference, learning, context, note, … (default: note)
+    #[schemars(length(max = 50))]
     pub kind: Option<String>,
     /// Importance 1 to 5
+    #[schemars(range(min = 1, max = 5))]
     pub importance: Option<i64>,
     /// Confidence 0.0 to 1.0
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub confidence: Option<f64>,
-    /// Tags (free words)
+    /// Tags (free words; at most 10 of at most 50 characters)
+    #[schemars(length(max = 10), inner(length(max = 50)))]
     pub tags: Option<Vec<String>>,
     /// Scope: global, project/NAME, team/NAME or agent/NAME (default: the current project)
+    #[schemars(length(max = 200))]
     pub scope: Option<String>,
 }
 
@@ -130,10 +162,12 @@ pub enum UpdateAction {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct UpdateParams {
     /// The item id (mem_…)
+    #[schemars(length(min = 1, max = 200))]
     pub id: String,
     /// approve, deprecate or supersede
     pub action: UpdateAction,
     /// With supersede: the id of the item that replaces `id`
+    #[schemars(length(max = 200))]
     pub by: Option<String>,
 }
 
@@ -150,6 +184,93 @@ fn check_range(name: &str, value: usize, low: usize, high: usize) -> BrainResult
     Ok(value)
 }
 
+/// Refuses a text argument longer than `max` characters (before any work is done on it).
+fn check_length(name: &str, value: Option<&str>, max: usize) -> BrainResult<()> {
+    if let Some(value) = value
+        && value.chars().nth(max).is_some()
+    {
+        return Err(BrainError::user(format!("{name} has {} characters (at most {max})", value.chars().count())));
+    }
+    Ok(())
+}
+
+/// Non-standard `format`s schemars writes for Rust numbers, which strict validators refuse.
+const RUST_FORMATS: &[&str] = &[
+    "uint", "uint8", "uint16", "uint32", "uint64", "uint128", "int8", "int16", "int32", "int64", "int128", "float",
+    "double",
+];
+
+/// A tool's input schema as strict clients fill it: optional parameters with their plain
+/// type (`"integer"`, not `["integer", "null"]`, no `anyOf` with `null`), no Rust-specific
+/// `format`, `$ref`s inlined (then `$defs` dropped), no `default: null`.
+pub fn plain_schema(schema: &mut serde_json::Map<String, serde_json::Value>) {
+    let definitions = schema.remove("$defs").or_else(|| schema.remove("definitions"));
+    plain_node(schema, definitions.as_ref(), 0);
+}
+
+fn plain_node(
+    node: &mut serde_json::Map<String, serde_json::Value>,
+    definitions: Option<&serde_json::Value>,
+    depth: u32,
+) {
+    use serde_json::Value;
+    if depth > 32 {
+        return;
+    }
+    if let Some(Value::String(reference)) = node.get("$ref").cloned()
+        && let Some(Value::Object(definition)) =
+            reference.rsplit('/').next().and_then(|name| definitions.and_then(|defs| defs.get(name)))
+    {
+        node.remove("$ref");
+        for (key, value) in definition {
+            node.entry(key.clone()).or_insert_with(|| value.clone());
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = node.get(key).cloned() {
+            let kept: Vec<&Value> =
+                branches.iter().filter(|branch| branch.get("type") != Some(&Value::from("null"))).collect();
+            if kept.len() == 1 && kept.len() != branches.len() {
+                node.remove(key);
+                if let Value::Object(branch) = kept[0] {
+                    for (name, value) in branch {
+                        node.entry(name.clone()).or_insert_with(|| value.clone());
+                    }
+                }
+                return plain_node(node, definitions, depth + 1);
+            }
+            // A choice of constants (a Rust enum): a plain string enum.
+            let constants: Option<Vec<Value>> = kept.iter().map(|branch| branch.get("const").cloned()).collect();
+            if let Some(constants) = constants.filter(|constants| !constants.is_empty()) {
+                node.remove(key);
+                node.insert("type".into(), Value::from("string"));
+                node.insert("enum".into(), Value::Array(constants));
+            }
+        }
+    }
+    if let Some(Value::Array(types)) = node.get("type").cloned() {
+        let kept: Vec<Value> = types.into_iter().filter(|kind| kind != "null").collect();
+        node.insert("type".into(), if kept.len() == 1 { kept[0].clone() } else { Value::Array(kept) });
+    }
+    if node.get("format").and_then(Value::as_str).is_some_and(|format| RUST_FORMATS.contains(&format)) {
+        node.remove("format");
+    }
+    if node.get("default") == Some(&Value::Null) {
+        node.remove("default");
+    }
+    node.remove("nullable");
+    if let Some(Value::Object(properties)) = node.get_mut("properties") {
+        for property in properties.values_mut() {
+            if let Value::Object(property) = property {
+                plain_node(property, definitions, depth + 1);
+            }
+        }
+    }
+    if let Some(Value::Object(items)) = node.get_mut("items") {
+        plain_node(items, definitions, depth + 1);
+    }
+}
+
 fn json_text(value: &serde_json::Value) -> ContentBlock {
     ContentBlock::text(serde_json::to_string(value).unwrap_or_default())
 }
@@ -157,7 +278,8 @@ fn json_text(value: &serde_json::Value) -> ContentBlock {
 fn item_summary(item: &brain_core::Item) -> serde_json::Value {
     json!({
         "id": item.id, "title": item.title, "kind": item.kind, "status": item.status,
-        "scope": item.scope.to_string(), "importance": item.importance, "confidence": item.confidence,
+        "scope": item.scope.to_string(), "importance": item.importance,
+        "confidence": brain_core::item::decimal_f64(item.confidence),
         "source": item.source, "version": item.version,
     })
 }
@@ -180,10 +302,13 @@ fn session_result(payload: &brain_core::assemble::session::SessionStart) -> Vec<
 #[tool_router]
 impl BrainMcp {
     pub fn new(context: Context, fixed_now: bool) -> BrainMcp {
-        BrainMcp {
-            shared: Arc::new(Shared { context, fixed_now, brain: Mutex::new(None) }),
-            tool_router: BrainMcp::tool_router(),
+        let mut tool_router = BrainMcp::tool_router();
+        for route in tool_router.map.values_mut() {
+            let mut schema = (*route.attr.input_schema).clone();
+            plain_schema(&mut schema);
+            route.attr.input_schema = Arc::new(schema);
         }
+        BrainMcp { shared: Arc::new(Shared { context, fixed_now, brain: Mutex::new(None) }), tool_router }
     }
 
     /// Runs blocking brain work off the IO thread; errors become tool errors.
@@ -204,6 +329,8 @@ impl BrainMcp {
     )]
     async fn brain_session_start(&self, Parameters(params): Parameters<SessionStartParams>) -> ToolResult {
         self.call(move |brain| {
+            check_length("topics", params.topics.as_deref(), MAX_QUERY_CHARS)?;
+            check_length("task", params.task.as_deref(), MAX_QUERY_CHARS)?;
             let top = check_range("top", params.top.unwrap_or(5), 1, MAX_TOP)?;
             let request = SessionRequest {
                 topics: params.topics,
@@ -241,8 +368,9 @@ impl BrainMcp {
     )]
     async fn brain_search(&self, Parameters(params): Parameters<SearchParams>) -> ToolResult {
         self.call(move |brain| {
+            check_length("query", Some(&params.query), MAX_QUERY_CHARS)?;
             let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_SEARCH_LIMIT)?;
-            let offset = params.offset.unwrap_or(0);
+            let offset = check_range("offset", params.offset.unwrap_or(0), 0, MAX_SEARCH_OFFSET)?;
             let filter = crate::views::agent_search_filter(brain);
             let found = crate::views::search_page(brain, &params.query, filter, limit, offset)?;
             let page = json!({"query": params.query, "results": found.results, "next_offset": found.next_offset});
@@ -256,6 +384,7 @@ impl BrainMcp {
     )]
     async fn brain_context_pack(&self, Parameters(params): Parameters<ContextPackParams>) -> ToolResult {
         self.call(move |brain| {
+            check_length("task", Some(&params.task), MAX_QUERY_CHARS)?;
             let token_budget = check_range("token_budget", params.token_budget, 1, MAX_TOKEN_BUDGET)?;
             let request = SessionRequest {
                 topics: None,
@@ -274,6 +403,8 @@ impl BrainMcp {
     )]
     async fn brain_remember(&self, Parameters(params): Parameters<RememberParams>) -> ToolResult {
         self.call(move |brain| {
+            check_length("scope", params.scope.as_deref(), MAX_ID_CHARS)?;
+            check_length("kind", params.kind.as_deref(), MAX_ID_CHARS)?;
             let draft = ItemDraft {
                 title: Some(params.title),
                 content: Some(params.content),
@@ -296,6 +427,8 @@ impl BrainMcp {
     )]
     async fn brain_update(&self, Parameters(params): Parameters<UpdateParams>) -> ToolResult {
         self.call(move |brain| {
+            check_length("id", Some(&params.id), MAX_ID_CHARS)?;
+            check_length("by", params.by.as_deref(), MAX_ID_CHARS)?;
             let items = match (params.action, params.by) {
                 (UpdateAction::Approve, _) => vec![brain.set_status(&params.id, Status::Approved)?],
                 (UpdateAction::Deprecate, _) => vec![brain.set_status(&params.id, Status::Deprecated)?],
@@ -357,11 +490,133 @@ pub fn serve_stdio(context: Context, fixed_now: bool) -> BrainResult<()> {
         .build()
         .map_err(|err| BrainError::internal(format!("cannot start the async runtime: {err}")))?;
     runtime.block_on(async move {
+        let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stdin = BoundedLines {
+            inner: tokio::io::stdin(),
+            since_newline: 0,
+            max: MAX_MESSAGE_BYTES,
+            oversized: Arc::clone(&oversized),
+        };
         let server = BrainMcp::new(context, fixed_now)
-            .serve(rmcp::transport::stdio())
+            .serve((stdin, tokio::io::stdout()))
             .await
             .map_err(|err| BrainError::internal(format!("mcp: {err}")))?;
         server.waiting().await.map_err(|err| BrainError::internal(format!("mcp: {err}")))?;
+        // The transport ends quietly on a read error; say why the session ended.
+        if oversized.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(BrainError::user(format!(
+                "an MCP message was longer than {} MiB: the session was closed",
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            )));
+        }
         Ok(())
     })
+}
+
+/// Stdin for the stdio transport, refusing a line (one JSON-RPC message) longer than `max`
+/// bytes: the transport would otherwise buffer it whole. The error ends the session.
+struct BoundedLines<R> {
+    inner: R,
+    since_newline: usize,
+    max: usize,
+    /// Set when the bound was hit.
+    oversized: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for BoundedLines<R> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        std::task::ready!(std::pin::Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        let read = &buf.filled()[before..];
+        let mut line_start = 0;
+        let mut longest = 0;
+        for newline in memchr::memchr_iter(b'\n', read) {
+            longest = longest.max(this.since_newline + newline - line_start);
+            this.since_newline = 0;
+            line_start = newline + 1;
+        }
+        this.since_newline += read.len() - line_start;
+        if longest.max(this.since_newline) > this.max {
+            // An error reports no bytes read.
+            buf.set_filled(before);
+            this.oversized.store(true, std::sync::atomic::Ordering::Relaxed);
+            return std::task::Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("an MCP message is longer than {} MiB", this.max / (1024 * 1024)),
+            )));
+        }
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> BrainMcp {
+        let dir = std::env::temp_dir();
+        let context = Context {
+            home: dir.join("brain-mcp-schema-test-home"),
+            cwd: dir,
+            project: None,
+            now: jiff::Timestamp::UNIX_EPOCH,
+            env: crate::config::Environment::default(),
+        };
+        BrainMcp::new(context, true)
+    }
+
+    #[test]
+    fn tool_schemas_are_plain_for_strict_clients() {
+        let tools = server().tool_router.list_all();
+        assert_eq!(tools.len(), 7);
+        for tool in &tools {
+            let text = serde_json::Value::Object((*tool.input_schema).clone()).to_string();
+            for refused in ["\"null\"", "\"format\":\"uint", "\"format\":\"double", "$ref", "$defs", "anyOf", "oneOf"] {
+                assert!(!text.contains(refused), "{}: {refused} in {text}", tool.name);
+            }
+        }
+        let search = tools.iter().find(|tool| tool.name == "brain_search").unwrap();
+        let schema = serde_json::Value::Object((*search.input_schema).clone());
+        assert_eq!(schema["required"], json!(["query"]));
+        assert_eq!(schema["properties"]["limit"]["type"], "integer");
+        assert_eq!(
+            (schema["properties"]["limit"]["minimum"].as_f64(), schema["properties"]["limit"]["maximum"].as_f64()),
+            (Some(1.0), Some(100.0))
+        );
+        let update = tools.iter().find(|tool| tool.name == "brain_update").unwrap();
+        let action = &update.input_schema["properties"]["action"];
+        assert_eq!(
+            (action["type"].clone(), action["enum"].clone()),
+            (json!("string"), json!(["approve", "deprecate", "supersede"]))
+        );
+        let remember = tools.iter().find(|tool| tool.name == "brain_remember").unwrap();
+        let tags = &remember.input_schema["properties"]["tags"];
+        assert_eq!(
+            (tags["type"].clone(), tags["maxItems"].clone(), tags["items"]["maxLength"].clone()),
+            (json!("array"), json!(10), json!(50))
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_message_longer_than_the_bound_ends_the_stream() {
+        use tokio::io::AsyncReadExt;
+        let input = [b"{\"ok\":1}\n".to_vec(), vec![b'x'; 64], b"\n".to_vec(), vec![b'y'; 200]].concat();
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut bounded =
+            BoundedLines { inner: input.as_slice(), since_newline: 0, max: 100, oversized: Arc::clone(&flag) };
+        let mut out = Vec::new();
+        let err = bounded.read_to_end(&mut out).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        assert!(flag.load(std::sync::atomic::Ordering::Relaxed));
+        let mut fine =
+            BoundedLines { inner: &b"a\nbb\nccc\n"[..], since_newline: 0, max: 3, oversized: Arc::default() };
+        let mut out = Vec::new();
+        fine.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"a\nbb\nccc\n");
+    }
 }

@@ -8,7 +8,8 @@
 //!          + 0.10 × confidence) × scope_match × validity
 //! ```
 //!
-//! - `relevance`: the item's BM25 score divided by the best BM25 score of the query (0..1);
+//! - `relevance`: the item's search score (`crate::search`: coverage of the query, then
+//!   BM25F) divided by the best score of the query (0..1);
 //!   0 for every candidate when there is no query (then the other signals rank).
 //! - `strength`: the decayed memory strength, `strength × decay_rate^days` since the last
 //!   access (or update); pinned and stable items do not decay (SPEC §5.4).
@@ -58,17 +59,12 @@ pub fn recall_score(item: &Item, relevance: f64, now: Timestamp) -> f64 {
     base * scope_match * validity
 }
 
-/// A few words on why an item was recalled: the query words it contains, and whether it is
-/// recent, important or expired.
-pub fn why(item: &Item, query_words: &[String], now: Timestamp) -> String {
+/// A few words on why an item was recalled: what its search matched (see
+/// `crate::search::explain`), and whether it is recent, important or expired.
+pub fn why(item: &Item, matched: &str, now: Timestamp) -> String {
     let mut reasons: Vec<String> = Vec::new();
-    if !query_words.is_empty() {
-        let haystack = format!("{} {} {}", item.title, item.content, item.tags.join(" ")).to_lowercase();
-        let matched: Vec<&str> =
-            query_words.iter().filter(|word| haystack.contains(word.as_str())).map(String::as_str).take(4).collect();
-        if !matched.is_empty() {
-            reasons.push(format!("matched: {}", matched.join(", ")));
-        }
+    if !matched.is_empty() {
+        reasons.push(matched.to_string());
     }
     let age = brain_core::time::age_days(item.updated_at, now);
     if age <= 7.0 {
@@ -84,24 +80,4 @@ pub fn why(item: &Item, query_words: &[String], now: Timestamp) -> String {
         reasons.push("relevant to the project".into());
     }
     reasons.join("; ")
-}
-
-/// English words too common to say anything about what a task is about.
-const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "how", "i", "if", "in", "into", "is",
-    "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "then", "there",
-    "these", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
-];
-
-/// Lowercased, deduplicated words of a topic or task, stopwords left out: what recall
-/// searches for and what `why` reports as matched.
-pub fn query_words(query: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|w| w.chars().count() >= 2) {
-        let word = word.to_lowercase();
-        if !STOPWORDS.contains(&word.as_str()) && !words.contains(&word) {
-            words.push(word);
-        }
-    }
-    words
 }

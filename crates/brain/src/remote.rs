@@ -140,7 +140,7 @@ pub fn parse_base_url(text: &str) -> BrainResult<String> {
 }
 
 /// True when the URL's host is this machine (`localhost`, 127.0.0.0/8, `[::1]`).
-fn is_loopback(base_url: &str) -> bool {
+pub(crate) fn is_loopback(base_url: &str) -> bool {
     let Some(host) = base_url.parse::<Uri>().ok().and_then(|uri| uri.host().map(str::to_ascii_lowercase)) else {
         return false;
     };
@@ -287,6 +287,18 @@ impl RemoteBrain {
             None => {}
         }
         Ok(payload)
+    }
+
+    /// The active critical signals the project sees (`GET /api/v2/signals`) and the store's
+    /// generation they were read at.
+    pub fn critical_signals(&self) -> BrainResult<(u64, Vec<crate::signals::CriticalSignal>)> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            generation: u64,
+            signals: Vec<crate::signals::CriticalSignal>,
+        }
+        let wire: Wire = self.get("/api/v2/signals", &[])?;
+        Ok((wire.generation, wire.signals))
     }
 
     /// One page of search results (`GET /api/v2/search`); `offset` travels as the cursor.
@@ -489,6 +501,7 @@ fn scrub_error(err: BrainError, token: &Token) -> BrainError {
         BrainError::Forbidden { message } => BrainError::Forbidden { message: scrub(message) },
         BrainError::Config { message, hint } => BrainError::Config { message: scrub(message), hint: scrub_hint(hint) },
         BrainError::Internal { message } => BrainError::Internal { message: scrub(message) },
+        BrainError::Unavailable { message } => BrainError::Unavailable { message: scrub(message) },
     }
 }
 

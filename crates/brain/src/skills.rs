@@ -23,6 +23,7 @@ pub struct Skill {
     pub description: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub triggers: Vec<String>,
+    #[serde(serialize_with = "brain_core::item::serialize_decimal_f32")]
     pub strength: f32,
     #[serde(skip)]
     pub path: PathBuf,

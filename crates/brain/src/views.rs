@@ -2,7 +2,9 @@
 //! prints the same fields for the same data.
 
 use brain_core::{Kind, Status};
-use brain_store::{ItemFilter, SearchHit};
+use brain_store::ItemFilter;
+
+use crate::search::Hit;
 use serde::Serialize;
 
 use crate::app::Brain;
@@ -20,13 +22,25 @@ pub struct SearchPage {
 pub fn search_page(
     brain: &Brain,
     query: &str,
-    mut filter: ItemFilter,
+    filter: ItemFilter,
     limit: usize,
     offset: usize,
 ) -> BrainResult<SearchPage> {
+    search_page_in(brain, query, filter, limit, offset, None)
+}
+
+/// `search_page` in a given mode (`None`: the configured one).
+pub fn search_page_in(
+    brain: &Brain,
+    query: &str,
+    mut filter: ItemFilter,
+    limit: usize,
+    offset: usize,
+    mode: Option<crate::search::Mode>,
+) -> BrainResult<SearchPage> {
     filter.limit = Some(limit + 1);
     filter.offset = offset;
-    let mut hits = brain.search(query, &filter)?;
+    let mut hits = brain.search_in(query, &filter, mode)?;
     let more = hits.len() > limit;
     hits.truncate(limit);
     Ok(SearchPage {
@@ -48,13 +62,16 @@ pub struct SearchResult {
     pub kind: Kind,
     pub scope: String,
     pub status: Status,
-    /// BM25-based score, rounded to 3 decimals.
+    /// The search score (`crate::search::Hit::score`), rounded to 3 decimals.
     pub score: f64,
     pub snippet: String,
+    /// Which query words matched in which fields (and a matching date).
+    #[serde(default)]
+    pub why: String,
 }
 
 impl SearchResult {
-    pub fn from_hit(hit: &SearchHit) -> SearchResult {
+    pub fn from_hit(hit: &Hit) -> SearchResult {
         SearchResult {
             id: hit.item.id.clone(),
             title: hit.item.title.clone(),
@@ -63,6 +80,7 @@ impl SearchResult {
             status: hit.item.status,
             score: (hit.score * 1000.0).round() / 1000.0,
             snippet: snippet(&hit.item.content),
+            why: hit.why.clone(),
         }
     }
 }

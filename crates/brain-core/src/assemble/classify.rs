@@ -19,6 +19,7 @@ use crate::time::{Timestamp, age_days};
 #[serde(default)]
 pub struct ArchiveThresholds {
     /// Items below this confidence …
+    #[serde(serialize_with = "crate::item::serialize_decimal_f32")]
     pub low_confidence: f32,
     /// … and older than this many days are archived.
     pub low_confidence_age_days: f64,

@@ -70,6 +70,7 @@ pub struct Recalled<'a> {
 pub struct LowConfidenceAlert {
     pub id: String,
     pub title: String,
+    #[serde(serialize_with = "crate::item::serialize_decimal_f32")]
     pub confidence: f32,
     pub access_count: u32,
 }

@@ -24,12 +24,15 @@ mod yaml;
 use std::fmt;
 use std::ops::Range;
 
-pub use derive::{DerivedInject, DerivedItem, DerivedMarker, arc_id, derived_items, normalize_content, vault_id};
+pub use derive::{
+    DerivedInject, DerivedItem, DerivedMarker, MAX_DERIVED_CONTENT_BYTES, MAX_DERIVED_PER_FILE, arc_id, derived_items,
+    marker_id, normalize_content, vault_id,
+};
 pub use frontmatter::{
     ArcSignals, ArcStatus, Created, Edge, EdgeType, Frontmatter, FrontmatterEntry, KNOWN_KEYS, Region,
     set_frontmatter_scalar,
 };
-pub use markers::{MAX_MARKER_TAG_BYTES, Marker, MarkerType};
+pub use markers::{MAX_MARKER_TAG_BYTES, MAX_MARKERS_PER_FILE, MAX_NESTING_DEPTH, Marker, MarkerType};
 pub use yaml::FmValue;
 
 /// Files larger than this are not parsed (SPEC §2.3: 2 MiB by default).
@@ -90,13 +93,28 @@ pub struct VaultDoc {
     pub relpath: String,
     /// The frontmatter, when the file starts with a closed `---` block.
     pub frontmatter: Option<Frontmatter>,
-    /// Where the markdown body starts and ends (after the frontmatter).
+    /// Where the markdown body starts and ends (after the frontmatter); its end is the end of
+    /// the parsed text.
     pub body_span: Range<usize>,
     /// Every marker outside fenced code, in the order of their openers.
     pub markers: Vec<Marker>,
 }
 
 impl VaultDoc {
+    /// The text the spans index: the part of `bytes` (the bytes given to [`parse`]) that was
+    /// parsed, i.e. all of it unless it holds invalid UTF-8.
+    pub fn text<'b>(&self, bytes: &'b [u8]) -> &'b str {
+        let parsed = bytes.get(..self.body_span.end).unwrap_or_default();
+        std::str::from_utf8(parsed).unwrap_or_default()
+    }
+
+    /// What the ids of this file's derived items are made from besides type and content:
+    /// `arc:<cluster_id>` when it has a `cluster_id` (moving the arc keeps them), else its
+    /// relpath.
+    pub fn identity(&self) -> std::borrow::Cow<'_, str> {
+        derive::identity(self)
+    }
+
     /// The id of the arc this file describes, derived from its `cluster_id` (SPEC §2.2).
     pub fn arc_id(&self) -> Option<String> {
         let cluster_id = self.frontmatter.as_ref()?.cluster_id.as_deref()?;

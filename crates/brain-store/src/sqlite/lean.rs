@@ -9,12 +9,13 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, Row, TransactionBehavior, params_from_iter};
 
 use super::{COLUMNS, SqliteStore, row_to_item};
-use crate::{Store, StoreError, StoreResult};
+use crate::tx::ReadBackend;
+use crate::{StoreError, StoreResult};
 
 /// Ids per `IN (…)` list when fetching full items.
 const IDS_PER_QUERY: usize = 500;
 
-/// A read transaction: every read through it sees one snapshot of the store.
+/// SQLite's side of a [`crate::ReadTx`]: one deferred transaction (a WAL snapshot).
 pub struct ReadTx<'conn> {
     connection: &'conn Connection,
     store: &'conn SqliteStore,
@@ -23,11 +24,11 @@ pub struct ReadTx<'conn> {
 impl SqliteStore {
     /// Runs `read` in one read transaction (a WAL snapshot): nothing another process
     /// commits meanwhile is seen, so several reads agree with each other.
-    pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    pub(crate) fn read<T>(&self, read: impl FnOnce(&crate::ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut connection = self.lock();
         let tx =
             connection.transaction_with_behavior(TransactionBehavior::Deferred).map_err(|e| self.sqlite_error(e))?;
-        let value = read(&ReadTx { connection: &tx, store: self })?;
+        let value = read(&crate::ReadTx { backend: ReadBackend::Sqlite(ReadTx { connection: &tx, store: self }) })?;
         // Nothing was written: ending the transaction only releases the snapshot.
         tx.commit().map_err(|e| self.sqlite_error(e))?;
         Ok(value)
@@ -37,7 +38,7 @@ impl SqliteStore {
 impl ReadTx<'_> {
     /// Every item of `scopes`, any status, as metas, in storage order. Reads no text
     /// column, so no title, content or rationale is decoded or copied.
-    pub fn list_metas(&self, scopes: &[Scope]) -> StoreResult<Vec<ItemMeta>> {
+    pub(crate) fn list_metas(&self, scopes: &[Scope]) -> StoreResult<Vec<ItemMeta>> {
         if scopes.is_empty() {
             return Ok(Vec::new());
         }
@@ -57,7 +58,7 @@ impl ReadTx<'_> {
     }
 
     /// The full items with these ids (any order; ids not stored are left out).
-    pub fn get_many(&self, ids: &[&str]) -> StoreResult<Vec<Item>> {
+    pub(crate) fn get_many(&self, ids: &[&str]) -> StoreResult<Vec<Item>> {
         let mut items = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(IDS_PER_QUERY) {
             let marks = vec!["?"; chunk.len()].join(", ");
@@ -67,6 +68,18 @@ impl ReadTx<'_> {
             while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
                 items.push(row_to_item(row, 0, self.store.path())?);
             }
+        }
+        Ok(items)
+    }
+
+    pub(crate) fn items_after(&self, after: &str, limit: usize) -> StoreResult<Vec<Item>> {
+        let sql = format!("SELECT {COLUMNS} FROM items WHERE id > ?1 ORDER BY id LIMIT ?2");
+        let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows = statement.query(rusqlite::params![after, limit]).map_err(|e| self.store.sqlite_error(e))?;
+        let mut items = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
+            items.push(row_to_item(row, 0, self.store.path())?);
         }
         Ok(items)
     }
@@ -160,14 +173,5 @@ impl ClosedSet for brain_core::Severity {
     }
     fn name(&self) -> &'static str {
         self.as_str()
-    }
-}
-
-impl Store {
-    /// Runs `read` in one read transaction (see [`SqliteStore::read`]).
-    pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
-        match self {
-            Store::Sqlite(store) => store.read(read),
-        }
     }
 }

@@ -7,7 +7,7 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::{COLUMNS, SqliteStore, WriteTx, item_values};
-use crate::{Store, StoreResult};
+use crate::StoreResult;
 
 /// Rows per multi-row statement of the batch methods (33 columns × 900 stays below SQLite's
 /// 32,766 bound parameters). Fewer, larger statements journal each touched page fewer times.
@@ -209,21 +209,5 @@ impl WriteTx<'_> {
         statement.execute(params![key, value]).map_err(|e| self.error(e))?;
         self.changed = true;
         Ok(true)
-    }
-}
-
-impl Store {
-    /// Every indexed vault file (see [`SqliteStore::vault_files`]).
-    pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
-        match self {
-            Store::Sqlite(store) => store.vault_files(with_state),
-        }
-    }
-
-    /// A vault-wide value (`root`, `feed`, …).
-    pub fn vault_value(&self, key: &str) -> StoreResult<Option<String>> {
-        match self {
-            Store::Sqlite(store) => store.vault_value(key),
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! between [`GENERATED_START`] and [`GENERATED_END`].
 //!
 //! A new arc is rendered whole. An existing one is *updated*: only `source_sessions`,
-//! `signals` and a capture-owned `status` (`active`/`complete`/`stalled`) are rewritten,
+//! `hosts`, `signals` and a capture-owned `status` (`active`/`complete`/`stalled`) are rewritten,
 //! missing keys are added, and the generated block is replaced; every other byte — other
 //! keys, comments, the user's text around the block — is kept. When the user removed the
 //! block, the body is theirs and is left alone.
@@ -19,6 +19,7 @@ use brain_core::redact::redact_str;
 use brain_core::time::format_timestamp;
 use brain_core::vault::{ArcStatus, VaultDoc, set_frontmatter_scalar};
 
+use super::Host;
 use super::transcript::{SessionSummary, excerpt};
 
 /// Opens the block capture rewrites.
@@ -55,9 +56,23 @@ pub struct ArcContent<'a> {
     pub signals: Signals,
 }
 
+/// The agent hosts of `sessions`, once each, in [`Host`] order: the arc's `hosts` key.
+pub fn hosts_of(sessions: &[&SessionSummary]) -> Vec<Host> {
+    let mut hosts: Vec<Host> = sessions.iter().map(|session| session.host).collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
 impl ArcContent<'_> {
     fn sessions_line(&self) -> String {
         format!("source_sessions: [{}]", self.source_sessions.join(", "))
+    }
+
+    /// `hosts: [claude-code, codex]`: the agent hosts the arc's sessions ran in.
+    fn hosts_line(&self) -> String {
+        let hosts: Vec<&str> = hosts_of(&self.sessions).into_iter().map(Host::as_str).collect();
+        format!("hosts: [{}]", hosts.join(", "))
     }
 
     fn signals_line(&self) -> String {
@@ -89,7 +104,13 @@ pub fn render_new(arc: &ArcContent<'_>) -> String {
     for (key, value) in arc.scalars() {
         let _ = writeln!(text, "{key}: {}", yaml_scalar(&value));
     }
-    let _ = writeln!(text, "{}\n{}\nsynthesized: false\nedges: []\n---\n", arc.sessions_line(), arc.signals_line());
+    let _ = writeln!(
+        text,
+        "{}\n{}\n{}\nsynthesized: false\nedges: []\n---\n",
+        arc.sessions_line(),
+        arc.hosts_line(),
+        arc.signals_line()
+    );
     text.push_str(&generated_block(arc, &arc.title));
     text.push_str("\n\n## Notes\n\n");
     text
@@ -102,7 +123,9 @@ pub fn update(text: &str, doc: &VaultDoc, arc: &ArcContent<'_>) -> Result<String
     let line_break = if text[frontmatter.span.clone()].contains("\r\n") { "\r\n" } else { "\n" };
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let mut inserted = String::new();
-    for (key, line) in [("source_sessions", arc.sessions_line()), ("signals", arc.signals_line())] {
+    for (key, line) in
+        [("source_sessions", arc.sessions_line()), ("hosts", arc.hosts_line()), ("signals", arc.signals_line())]
+    {
         match frontmatter.get(key) {
             Some(entry) => edits.push((entry.span.clone(), line)),
             None => {
@@ -204,6 +227,10 @@ fn generated_block(arc: &ArcContent<'_>, title: &str) -> String {
         }
     }
     let mut facts = vec![format!("**{}**", inline(&arc.project, 100))];
+    let hosts: Vec<&str> = hosts_of(sessions).into_iter().map(Host::display_name).collect();
+    if !hosts.is_empty() {
+        facts.push(hosts.join(", "));
+    }
     if !branches.is_empty() {
         let shown: Vec<String> = branches.iter().map(|b| format!("`{}`", inline(b, 100))).collect();
         facts.push(format!("branch {}", shown.join(", ")));
@@ -247,7 +274,7 @@ fn generated_block(arc: &ArcContent<'_>, title: &str) -> String {
         if session.compactions > 0 {
             let _ = write!(line, " · {} compaction(s)", session.compactions);
         }
-        let _ = writeln!(out, "{line} · session `{short_id}`");
+        let _ = writeln!(out, "{line} · {} session `{short_id}`", session.host.display_name());
         let shown = session.early_prompts.len() + session.late_prompts.len();
         for prompt in &session.early_prompts {
             let _ = writeln!(out, "  - {}", inline(prompt, 200));
@@ -330,6 +357,7 @@ mod tests {
 
     fn summary() -> SessionSummary {
         SessionSummary {
+            host: Default::default(),
             session_id: "s-1".into(),
             project: "api".into(),
             cwd: "/w/api".into(),

@@ -180,6 +180,7 @@ mod tests {
 
     fn session(id: &str, project: &str, start: &str, end: &str, compactions: u32) -> SessionSummary {
         SessionSummary {
+            host: Default::default(),
             session_id: id.into(),
             project: project.into(),
             cwd: format!("/w/{project}"),

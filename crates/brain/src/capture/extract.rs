@@ -1,6 +1,8 @@
-//! `brain extract`: find the Claude Code transcripts of a time window
-//! (`<projects>/<dir>/<session>.jsonl`), summarize each (in parallel, resuming from the saved
-//! state of a transcript that only grew) and return the sessions worth an arc.
+//! `brain extract`: find the transcripts of a time window — Claude Code's
+//! (`<projects>/<dir>/<session>.jsonl`), Codex's rollouts (`<sessions>/YYYY/MM/DD/rollout-*.jsonl`)
+//! or Gemini CLI's chats (`<tmp>/<project>/chats/session-*.jsonl`) —, summarize each (in
+//! parallel, resuming from the saved state of a transcript that only grew) and return the
+//! sessions worth an arc.
 //!
 //! Files last modified before the window are skipped on their modification time, without
 //! being opened. A session is in the window when its records span any part of it.
@@ -15,6 +17,7 @@ use brain_core::redact::redact_str;
 use brain_core::time::format_timestamp;
 use serde::{Deserialize, Serialize};
 
+use super::Host;
 use super::store::{self, Shard};
 use super::transcript::{self, LineStats, SessionState, SessionSummary};
 use crate::config;
@@ -90,16 +93,28 @@ fn parse_time(text: &str, now: Timestamp, flag: &str) -> BrainResult<Timestamp> 
 /// What to extract.
 #[derive(Clone, Debug)]
 pub struct ExtractOptions {
+    /// Whose transcripts.
+    pub host: Host,
     pub projects_dir: PathBuf,
     pub window: Window,
     pub min_turns: u32,
-    /// Keep only project folders whose name contains this (case-insensitive).
+    /// Keep only project folders (for Codex, whose folders are dates: projects) whose name
+    /// contains this (case-insensitive).
     pub project: Option<String>,
 }
 
-/// The default projects folder: `~/.claude/projects`.
-pub fn default_projects_dir() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")).join(".claude/projects")
+/// Where `host` keeps its transcripts: `~/.claude/projects`, `$CODEX_HOME/sessions`
+/// (`~/.codex/sessions`), `~/.gemini/tmp`.
+pub fn default_projects_dir(host: Host) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    match host {
+        Host::ClaudeCode | Host::Cursor => home.join(".claude/projects"),
+        Host::Codex => std::env::var_os("CODEX_HOME")
+            .filter(|dir| !dir.is_empty())
+            .map_or_else(|| home.join(".codex"), PathBuf::from)
+            .join("sessions"),
+        Host::Gemini => home.join(".gemini/tmp"),
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -139,6 +154,8 @@ pub struct SkipCounts {
     pub too_short: usize,
     pub outside_window: usize,
     pub no_timestamps: usize,
+    /// Codex sessions of another project than `--project`.
+    pub other_project: usize,
 }
 
 /// The result of an extract; also the bundle `brain cluster` reads.
@@ -191,7 +208,7 @@ pub fn extract(
     for candidate in &candidates {
         shards.entry(&candidate.shard).or_insert_with(|| Shard::load(home, &candidate.shard));
     }
-    let results = read_all(&candidates, &shards, on_file);
+    let results = read_all(options.host, &candidates, &shards, on_file);
     let mut changed: BTreeMap<&str, Vec<SessionState>> = BTreeMap::new();
     for (candidate, result) in candidates.iter().zip(&results) {
         if let Ok((state, false)) = result {
@@ -231,6 +248,11 @@ pub fn extract(
         };
         if end < window.since || start > window.until {
             report.skipped.outside_window += 1;
+        } else if options.host == Host::Codex
+            && let Some(filter) = &options.project
+            && !summary.project.to_lowercase().contains(&filter.to_lowercase())
+        {
+            report.skipped.other_project += 1;
         } else if summary.turns < options.min_turns {
             report.skipped.too_short += 1;
         } else {
@@ -252,23 +274,42 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
         } else {
             format!("cannot read projects dir {}: {err}", root.display())
         };
-        BrainError::user_with_hint(message, "pass the folder holding Claude Code's transcripts with --projects-dir")
+        BrainError::user_with_hint(
+            message,
+            format!("pass the folder holding {}'s transcripts with --projects-dir", options.host.display_name()),
+        )
     })?;
     let filter = options.project.as_ref().map(|p| p.to_lowercase());
     let since = std::time::SystemTime::from(options.window.since);
-    let mut candidates = Vec::new();
+    let mut folders = Vec::new();
     for entry in entries.flatten() {
         let dir = entry.path();
         if !dir.is_dir() {
             continue;
         }
-        if let Some(filter) = &filter
-            && !entry.file_name().to_string_lossy().to_lowercase().contains(filter.as_str())
-        {
-            continue;
+        match options.host {
+            Host::Codex => {
+                // YYYY/MM/DD: the project is known only once a rollout is read.
+                for month in subfolders(&dir) {
+                    folders.extend(subfolders(&month));
+                }
+            }
+            host => {
+                if let Some(filter) = &filter
+                    && !entry.file_name().to_string_lossy().to_lowercase().contains(filter.as_str())
+                {
+                    continue;
+                }
+                folders.push(if host == Host::Gemini { dir.join("chats") } else { dir });
+            }
         }
+    }
+    let mut candidates = Vec::new();
+    for dir in folders {
         let Ok(files) = std::fs::read_dir(&dir) else {
-            report.files.unreadable += 1;
+            if options.host != Host::Gemini || dir.exists() {
+                report.files.unreadable += 1;
+            }
             continue;
         };
         for file in files.flatten() {
@@ -288,8 +329,8 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
                 report.files.skipped_old += 1;
                 continue;
             }
-            let session_id = store::session_id_of(&path);
-            let shard = store::shard_of(&path);
+            let session_id = store::session_id_of(options.host, &path);
+            let shard = store::shard_of(options.host, &path);
             candidates.push(Candidate { path, session_id, shard });
         }
     }
@@ -297,11 +338,30 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
     Ok(candidates)
 }
 
+/// The folders in `dir`, sorted (none when it cannot be read).
+fn subfolders(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut folders: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| entry.path())
+        .collect();
+    folders.sort();
+    folders
+}
+
 /// A read transcript's state, and whether it is the saved one, unchanged.
 type ReadResult = std::io::Result<(SessionState, bool)>;
 
 /// Reads every candidate on all cores. Each result says whether the saved state was reused.
-fn read_all(candidates: &[Candidate], shards: &BTreeMap<&str, Shard>, on_file: &(dyn Fn() + Sync)) -> Vec<ReadResult> {
+fn read_all(
+    host: Host,
+    candidates: &[Candidate],
+    shards: &BTreeMap<&str, Shard>,
+    on_file: &(dyn Fn() + Sync),
+) -> Vec<ReadResult> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8).min(candidates.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<ReadResult>>> = Mutex::new((0..candidates.len()).map(|_| None).collect());
@@ -315,7 +375,7 @@ fn read_all(candidates: &[Candidate], shards: &BTreeMap<&str, Shard>, on_file: &
                         break;
                     };
                     let prior = shards.get(candidate.shard.as_str()).and_then(|shard| shard.get(&candidate.session_id));
-                    let result = read_one(candidate, prior, &mut projects);
+                    let result = read_one(host, candidate, prior, &mut projects);
                     on_file();
                     if let Ok(mut slots) = results.lock() {
                         slots[index] = Some(result);
@@ -328,9 +388,20 @@ fn read_all(candidates: &[Candidate], shards: &BTreeMap<&str, Shard>, on_file: &
     slots.into_iter().map(|slot| slot.unwrap_or_else(|| Err(std::io::Error::other("not read")))).collect()
 }
 
-fn read_one(candidate: &Candidate, prior: Option<&SessionState>, projects: &mut ProjectNames) -> ReadResult {
-    let state =
-        transcript::scan(&candidate.path, &candidate.session_id, prior.cloned(), &mut |cwd| projects.name_of(cwd))?;
+fn read_one(
+    host: Host,
+    candidate: &Candidate,
+    prior: Option<&SessionState>,
+    projects: &mut ProjectNames,
+) -> ReadResult {
+    let state = transcript::scan(
+        &candidate.path,
+        host,
+        &candidate.session_id,
+        prior.cloned(),
+        &mut |cwd| projects.name_of(cwd),
+        &transcript::ReadBudget::default(),
+    )?;
     let reused = prior == Some(&state);
     Ok((state, reused))
 }

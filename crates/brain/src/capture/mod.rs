@@ -12,8 +12,13 @@
 //! written unless its text changed; user text outside the generated block is never touched.
 
 pub mod arc;
+mod claude;
 pub mod cluster;
+mod codex;
 pub mod extract;
+mod gemini;
+pub mod host;
+pub mod lenient;
 pub mod store;
 pub mod transcript;
 pub mod write;
@@ -26,7 +31,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use extract::{ExtractOptions, ExtractReport, Window};
-pub use transcript::{LineStats, SessionState, SessionSummary};
+pub use host::Host;
+pub use transcript::{LineStats, ReadBudget, SessionState, SessionSummary};
 pub use write::{ArcAction, ArcOutcome};
 
 use crate::app::Brain;
@@ -131,6 +137,7 @@ pub fn load_sessions(brain: &Brain, bundle: Option<&Path>) -> BrainResult<Vec<Se
 /// `brain cluster`: groups `sessions` into arcs and writes them under `out_dir`.
 pub fn run_cluster(brain: &Brain, sessions: Vec<SessionSummary>, out_dir: &Path) -> BrainResult<ClusterReport> {
     let _lock = CaptureLock::acquire(&brain.home, None)?;
+    crate::vault::fsio::sweep_stale_temps(out_dir);
     let refs: Vec<&SessionSummary> = sessions.iter().collect();
     let groups = cluster::group_sessions(&refs);
     let arcs = write::write_groups(&brain.home, out_dir, &sessions, groups, brain.now)?;
@@ -146,6 +153,10 @@ pub struct SessionCaptureOptions {
     pub clusters_dir: Option<PathBuf>,
     /// How long to wait for a concurrent capture before giving up.
     pub lock_timeout: Duration,
+    /// How much of the transcript this call may read (the rest is read by the next one).
+    pub budget: ReadBudget,
+    /// The host whose transcript it is.
+    pub host: Host,
 }
 
 impl Default for SessionCaptureOptions {
@@ -154,6 +165,8 @@ impl Default for SessionCaptureOptions {
             min_turns: extract::DEFAULT_MIN_TURNS,
             clusters_dir: None,
             lock_timeout: Duration::from_secs(2),
+            budget: ReadBudget::default(),
+            host: Host::ClaudeCode,
         }
     }
 }
@@ -170,6 +183,10 @@ pub struct SessionCaptureOutcome {
     /// Why no arc was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Reading stopped on its budget: the next capture reads on from there.
+    pub pending: bool,
+    /// Lines longer than the line bound skipped by this call.
+    pub oversized_lines: u64,
 }
 
 /// Captures one session (for the Stop and SessionEnd hooks): reads what the transcript
@@ -200,20 +217,38 @@ fn capture_one(
 ) -> BrainResult<SessionCaptureOutcome> {
     let home = &brain.home;
     let _lock = CaptureLock::acquire(home, Some(options.lock_timeout))?;
-    let session_id = store::session_id_of(transcript_path);
-    let mut shard = store::Shard::load(home, &store::shard_of(transcript_path));
+    let session_id = store::session_id_of(options.host, transcript_path);
+    let mut shard = store::Shard::load(home, &store::shard_of(options.host, transcript_path));
     let prior = shard.get(&session_id).cloned();
     let mut projects = extract::ProjectNames::default();
-    let state = transcript::scan(transcript_path, &session_id, prior.clone(), &mut |cwd| projects.name_of(cwd))
-        .map_err(|err| BrainError::user(format!("cannot read transcript {}: {err}", transcript_path.display())))?;
+    let state = transcript::scan(
+        transcript_path,
+        options.host,
+        &session_id,
+        prior.clone(),
+        &mut |cwd| projects.name_of(cwd),
+        &options.budget,
+    )
+    .map_err(|err| BrainError::user(format!("cannot read transcript {}: {err}", transcript_path.display())))?;
     let bytes_read = state.offset - prior.as_ref().filter(|p| p.offset <= state.offset).map_or(0, |p| p.offset);
     if prior.as_ref() != Some(&state) {
         shard
             .save(home, vec![state.clone()])
             .map_err(|err| BrainError::internal(format!("cannot save the capture state: {err}")))?;
     }
+    let pending = state.pending;
+    let oversized_before = prior.as_ref().filter(|p| p.offset <= state.offset).map_or(0, |p| p.summary.lines.oversized);
+    let oversized_lines = state.summary.lines.oversized.saturating_sub(oversized_before);
     let summary = state.summary;
-    let mut outcome = SessionCaptureOutcome { session_id, turns: summary.turns, bytes_read, arc: None, note: None };
+    let mut outcome = SessionCaptureOutcome {
+        session_id,
+        turns: summary.turns,
+        bytes_read,
+        arc: None,
+        note: None,
+        pending,
+        oversized_lines,
+    };
     if summary.turns < options.min_turns {
         outcome.note = Some(format!("{} turn(s); an arc needs {}", summary.turns, options.min_turns));
         return Ok(outcome);
@@ -243,6 +278,8 @@ fn capture_one(
         return Ok(outcome);
     };
     let clusters = options.clusters_dir.clone().unwrap_or_else(|| clusters_dir(brain));
+    // What a killed capture left behind goes now (the lock keeps other captures out).
+    crate::vault::fsio::sweep_stale_temps(&clusters);
     let arcs = write::write_groups(home, &clusters, &pool, vec![group], brain.now)?;
     outcome.arc = arcs.into_iter().next();
     Ok(outcome)

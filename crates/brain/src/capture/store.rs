@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use brain_core::redact::redact_str;
 
+use super::Host;
 use super::transcript::SessionState;
 use crate::error::{BrainError, BrainResult};
 
@@ -31,17 +31,41 @@ pub fn last_extract_path(home: &Path) -> PathBuf {
     capture_dir(home).join("last-extract.json")
 }
 
-/// The session-state shard a transcript belongs to: its project folder's name (redacted: a
-/// folder name is captured text too).
-pub fn shard_of(transcript: &Path) -> String {
-    let name = transcript.parent().and_then(Path::file_name).map(|name| name.to_string_lossy()).unwrap_or_default();
+/// The session-state shard a transcript of `host` belongs to (redacted: a folder name is
+/// captured text too): Claude Code's project folder; `codex-YYYY-MM` for a Codex rollout
+/// (its folders are dates); `gemini-<project>` for a Gemini CLI chat.
+pub fn shard_of(host: Host, transcript: &Path) -> String {
+    let component = |up: usize| {
+        transcript.ancestors().nth(up).and_then(Path::file_name).map(|name| name.to_string_lossy()).unwrap_or_default()
+    };
+    let name = match host {
+        Host::ClaudeCode | Host::Cursor => component(1).into_owned(),
+        Host::Codex => format!("codex-{}-{}", component(3), component(2)),
+        Host::Gemini => format!("gemini-{}", component(2)),
+    };
     safe_id(&redact_str(&name))
 }
 
-/// A session id usable as a file name and a YAML list item: the transcript's file stem,
-/// redacted, with every character outside `[A-Za-z0-9._-]` replaced by `-`.
-pub fn session_id_of(path: &Path) -> String {
-    safe_id(&redact_str(&path.file_stem().map(|stem| stem.to_string_lossy()).unwrap_or_default()))
+/// A session id usable as a file name and a YAML list item, from the transcript's file
+/// stem (for a Codex rollout, `rollout-<time>-<id>`, the trailing session id), redacted, with
+/// every character outside `[A-Za-z0-9._-]` replaced by `-`.
+pub fn session_id_of(host: Host, path: &Path) -> String {
+    let stem = path.file_stem().map(|stem| stem.to_string_lossy()).unwrap_or_default();
+    let stem = match host {
+        Host::Codex => codex_session_id(&stem).unwrap_or(&stem),
+        _ => &stem,
+    };
+    safe_id(&redact_str(stem))
+}
+
+/// The UUID that ends a Codex rollout's file stem.
+fn codex_session_id(stem: &str) -> Option<&str> {
+    let id = stem.get(stem.len().checked_sub(36)?..)?;
+    let shape = id.char_indices().all(|(index, c)| match index {
+        8 | 13 | 18 | 23 => c == '-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    shape.then_some(id)
 }
 
 /// `text` with every character outside `[A-Za-z0-9._-]` replaced by `-`, without leading
@@ -190,11 +214,7 @@ fn shard_names(home: &Path) -> Vec<String> {
 /// reader sees the old content or the new, never a mix. `durable` also fsyncs the data
 /// before the rename (for files that may hold a user's text).
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!(".{name}.{}-{unique}.tmp", std::process::id()));
+    let temp = crate::vault::fsio::temp_path(path);
     let result = (|| {
         let mut file = File::create(&temp)?;
         file.write_all(bytes)?;
@@ -216,6 +236,13 @@ pub struct CaptureLock {
 }
 
 impl CaptureLock {
+    /// The lock just taken: first the temp files a killed capture left in the capture
+    /// folder go (only a lock holder writes there).
+    fn held(file: File, dir: &Path) -> CaptureLock {
+        crate::vault::fsio::sweep_stale_temps(dir);
+        CaptureLock { _file: file }
+    }
+
     /// Waits for the lock; with a `timeout`, gives up after it (hooks must not hang).
     pub fn acquire(home: &Path, timeout: Option<Duration>) -> BrainResult<CaptureLock> {
         let dir = capture_dir(home);
@@ -230,12 +257,12 @@ impl CaptureLock {
             .map_err(|err| BrainError::internal(format!("cannot open {}: {err}", path.display())))?;
         let Some(timeout) = timeout else {
             file.lock().map_err(|err| BrainError::internal(format!("cannot lock {}: {err}", path.display())))?;
-            return Ok(CaptureLock { _file: file });
+            return Ok(CaptureLock::held(file, &dir));
         };
         let deadline = Instant::now() + timeout;
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(CaptureLock { _file: file }),
+                Ok(()) => return Ok(CaptureLock::held(file, &dir)),
                 Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
                 }

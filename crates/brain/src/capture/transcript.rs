@@ -1,31 +1,40 @@
-//! One Claude Code transcript (`<session>.jsonl`) → one [`SessionSummary`], read as a stream
-//! and resumable: a [`SessionState`] remembers how far the file was read, so the next capture
-//! of a growing transcript reads only the bytes appended since.
+//! One session transcript → one [`SessionSummary`], read as a stream and resumable: a
+//! [`SessionState`] remembers how far the file was read, so the next capture of a growing
+//! transcript reads only the bytes appended since.
+//!
+//! One normalised session model for every host: each host's reader ([`super::claude`],
+//! [`super::codex`], [`super::gemini`]) turns its lines into the same few events on the
+//! [`Accumulator`] — a prompt, assistant text, a tool call, a tool result, a touched file, a
+//! compaction, the working directory and branch — and everything after (summaries, clusters,
+//! arcs) is host-neutral. The summary records the [`Host`].
 //!
 //! What counts (SPEC §6.7): a *turn* is a prompt the user typed — tool results, meta records,
-//! local-command output, compaction summaries and `/compact` itself are not turns. Tool
-//! calls are `tool_use` blocks of assistant messages; files touched are the paths given to the
-//! edit tools. A *compaction* is a `compact_boundary` system record, a `/compact` command or a
-//! "continued from a previous conversation" summary; the records of one compaction count
-//! once. Joy and error markers are words in the assistant's text (at most one of each per
-//! message, at most [`MARKER_CAP`] per session), as in the reference engine.
+//! injected context, compaction summaries and `/compact` itself are not turns. The records of
+//! one compaction count once. Joy and error markers are words in the assistant's text (at
+//! most one of each per message, at most [`MARKER_CAP`] per session), as in the reference
+//! engine.
 //!
 //! Bad input is never fatal: a line that is not JSON, a record of an unknown type or a last
 //! line cut short by a writer still at work is skipped and counted. Every string that leaves
 //! this module has been through the redactor and is bounded in length.
+//!
+//! Bounded whatever the file holds: only a regular file is opened (a FIFO, a device, a
+//! directory — also through a symlink — is refused without blocking), a line longer than
+//! [`MAX_LINE_BYTES`] is skipped as it streams by (never held whole), and a [`ReadBudget`]
+//! (bytes, a deadline) stops reading at a line boundary; the saved state resumes there.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use brain_core::Timestamp;
 use brain_core::redact::redact_str;
 use regex::Regex;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
+
+use super::Host;
 
 /// Joy and error markers count at most this many messages per session (the reference cap).
 pub const MARKER_CAP: u32 = 50;
@@ -36,15 +45,14 @@ pub const FILES_KEPT: usize = 100;
 /// Length bounds, in characters, of the captured excerpts.
 pub const PROMPT_CHARS: usize = 300;
 pub const OUTCOME_CHARS: usize = 500;
+/// A line longer than this is skipped (counted in [`LineStats::oversized`]), never held whole.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// A line that a host's typed reader refuses is read again leniently (as any JSON object)
+/// only up to this size: the lenient form costs far more memory per byte.
+pub(super) const LENIENT_MAX_BYTES: usize = 1024 * 1024;
 /// Raw text kept in memory before redaction. Longer text is cut at a whitespace, so a cut
 /// never leaves half a secret that the redactor could no longer recognise.
 const RAW_CHARS: usize = 4096;
-
-/// Record types Claude Code writes that carry nothing capture needs.
-const KNOWN_QUIET_TYPES: &[&str] =
-    &["system", "summary", "file-history-snapshot", "queue-operation", "progress", "attachment", "custom-title"];
-/// Tools whose `file_path` (or `notebook_path`) names a file the session changed.
-const EDIT_TOOLS: &[&str] = &["Edit", "MultiEdit", "Write", "NotebookEdit"];
 
 static JOY_MARKERS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -70,6 +78,9 @@ pub struct LineStats {
     pub unknown_type: u64,
     /// Files whose last line is cut short (not counted in `bad_json`; re-read next time).
     pub truncated: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`], skipped.
+    #[serde(default)]
+    pub oversized: u64,
 }
 
 impl std::ops::AddAssign for LineStats {
@@ -78,6 +89,7 @@ impl std::ops::AddAssign for LineStats {
         self.bad_json += other.bad_json;
         self.unknown_type += other.unknown_type;
         self.truncated += other.truncated;
+        self.oversized += other.oversized;
     }
 }
 
@@ -92,6 +104,9 @@ pub struct ToolCount {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     pub session_id: String,
+    /// The agent host the session ran in (older saved summaries: Claude Code).
+    #[serde(default)]
+    pub host: Host,
     pub project: String,
     pub cwd: String,
     pub git_branch: String,
@@ -171,17 +186,133 @@ pub struct SessionState {
     /// The records last read were part of a compaction (its other records must not count).
     #[serde(default)]
     pub in_compaction: bool,
+    /// Reading stopped on its budget before the end of the file: the next scan goes on
+    /// even when the file has not changed.
+    #[serde(default)]
+    pub pending: bool,
+    /// Reading stopped inside an oversized line: the next scan skips to its end.
+    #[serde(default)]
+    pub skipping: bool,
+    /// What a host's reader keeps between reads (records already counted).
+    #[serde(default, skip_serializing_if = "HostState::is_empty")]
+    pub host_state: HostState,
 }
 
-/// Reads `path` from `prior`'s offset when `prior` is a state of the same, grown file, else
-/// from the start. `project_of` names the project of a working directory.
+/// What a host's reader remembers between reads of one transcript.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostState {
+    /// Hashes of the record ids already counted (Gemini CLI appends a message again when it
+    /// changes); at most [`MAX_SEEN`], the oldest dropped first.
+    pub seen: VecDeque<u64>,
+    /// Which of a host's two records of a prompt counts (Codex wrote `user_message` events,
+    /// then `UserMessage` items): the first kind seen.
+    pub prompt_source: Option<String>,
+}
+
+/// Record ids remembered per transcript.
+pub const MAX_SEEN: usize = 4096;
+
+impl HostState {
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty() && self.prompt_source.is_none()
+    }
+
+    /// True the first time `id` is seen.
+    pub fn first_sight(&mut self, id: &str) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        let hash = hasher.finish();
+        if self.seen.contains(&hash) {
+            return false;
+        }
+        if self.seen.len() >= MAX_SEEN {
+            self.seen.pop_front();
+        }
+        self.seen.push_back(hash);
+        true
+    }
+
+    /// Whether a prompt recorded as `kind` counts: the first kind seen is the one that does.
+    pub fn prompt_counts(&mut self, kind: &str) -> bool {
+        match &self.prompt_source {
+            Some(source) => source == kind,
+            None => {
+                self.prompt_source = Some(kind.to_string());
+                true
+            }
+        }
+    }
+}
+
+/// How much one scan may read: bytes and a deadline, checked at line boundaries (and while
+/// skipping an oversized line). The default is unbounded (batch capture).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadBudget {
+    pub max_bytes: Option<u64>,
+    pub deadline: Option<Instant>,
+}
+
+impl ReadBudget {
+    fn spent(&self, consumed: u64) -> bool {
+        self.max_bytes.is_some_and(|max| consumed >= max) || self.deadline.is_some_and(|end| Instant::now() >= end)
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (after symlinks). The open does not
+/// block: a FIFO without a writer would otherwise hold the reader forever.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("not a regular file (a {}); skipped", describe_file_type(kind)),
+    ))
+}
+
+fn describe_file_type(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_char_device() {
+            return "character device";
+        }
+        if kind.is_block_device() {
+            return "block device";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+    }
+    if kind.is_dir() { "directory" } else { "special file" }
+}
+
+/// Reads `path`, a transcript of `host`, from `prior`'s offset when `prior` is a state of the
+/// same, grown file, else from the start. `project_of` names the project of a working
+/// directory.
 pub fn scan(
     path: &Path,
+    host: Host,
     session_id: &str,
     prior: Option<SessionState>,
     project_of: &mut dyn FnMut(&str) -> String,
+    budget: &ReadBudget,
 ) -> std::io::Result<SessionState> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = open_regular(path)?;
     let metadata = file.metadata()?;
     let size = metadata.len();
     let mtime_ns = mtime_ns(&metadata);
@@ -190,16 +321,31 @@ pub fn scan(
     let resumable = prior.filter(|state| state.path == path_text && state.offset <= size && state.size <= size);
     let (mut accumulator, offset) = match resumable {
         // Unchanged since it was read: nothing to read.
-        Some(state) if state.size == size && state.mtime_ns == mtime_ns => return Ok(state),
+        Some(state) if state.size == size && state.mtime_ns == mtime_ns && !state.pending => return Ok(state),
         Some(state) => {
             let offset = state.offset;
             (Accumulator::resume(state), offset)
         }
-        None => (Accumulator::new(session_id), 0),
+        None => (Accumulator::new(session_id, host), 0),
     };
     file.seek(SeekFrom::Start(offset))?;
-    let consumed = accumulator.read(BufReader::with_capacity(256 * 1024, file))?;
-    Ok(accumulator.finish(path_text, size, mtime_ns, offset + consumed, project_of))
+    let (consumed, pending) = accumulator.read_within(BufReader::with_capacity(256 * 1024, file), budget)?;
+    if accumulator.cwd.is_empty() && host == Host::Gemini {
+        // Gemini CLI's chats do not carry the working directory; their project folder does.
+        accumulator.cwd = super::gemini::project_root_of(path).unwrap_or_default();
+    }
+    let mut state = accumulator.finish(path_text, size, mtime_ns, offset + consumed, project_of);
+    state.pending = pending;
+    Ok(state)
+}
+
+/// The summary of a whole transcript of `host` given as bytes (no file, no saved state): the
+/// entry point for fuzzing and tests of the line readers. Bounded like [`scan`]; never panics.
+pub fn summarize_bytes(host: Host, session_id: &str, bytes: &[u8]) -> SessionSummary {
+    let mut accumulator = Accumulator::new(session_id, host);
+    let consumed = accumulator.read_within(bytes, &ReadBudget::default()).map_or(0, |(consumed, _)| consumed);
+    let last = |cwd: &str| crate::config::sanitize_project_name(&redact_str(cwd.rsplit('/').next().unwrap_or("")));
+    accumulator.finish(String::new(), bytes.len() as u64, 0, consumed, &mut |cwd| last(cwd)).summary
 }
 
 /// Nanoseconds since the epoch of a file's modification time (0 when unknown).
@@ -211,10 +357,12 @@ pub fn mtime_ns(metadata: &std::fs::Metadata) -> i128 {
         .map_or(0, |duration| duration.as_nanos() as i128)
 }
 
-/// The running totals of one transcript, with raw (not yet redacted) text.
-struct Accumulator {
+/// The running totals of one transcript, with raw (not yet redacted) text: the normalised
+/// session model every host's reader feeds.
+pub(super) struct Accumulator {
+    pub(super) host: Host,
     session_id: String,
-    cwd: String,
+    pub(super) cwd: String,
     git_branch: String,
     start: Option<Timestamp>,
     end: Option<Timestamp>,
@@ -230,13 +378,17 @@ struct Accumulator {
     joy_markers: u32,
     error_markers: u32,
     files_touched: Vec<String>,
-    lines: LineStats,
+    pub(super) lines: LineStats,
     in_compaction: bool,
+    /// Inside a line longer than [`MAX_LINE_BYTES`]: bytes are dropped until its end.
+    skipping: bool,
+    pub(super) host_state: HostState,
 }
 
 impl Accumulator {
-    fn new(session_id: &str) -> Accumulator {
+    pub(super) fn new(session_id: &str, host: Host) -> Accumulator {
         Accumulator {
+            host,
             session_id: session_id.to_string(),
             cwd: String::new(),
             git_branch: String::new(),
@@ -256,6 +408,8 @@ impl Accumulator {
             files_touched: Vec::new(),
             lines: LineStats::default(),
             in_compaction: false,
+            skipping: false,
+            host_state: HostState::default(),
         }
     }
 
@@ -263,6 +417,7 @@ impl Accumulator {
     fn resume(state: SessionState) -> Accumulator {
         let summary = state.summary;
         Accumulator {
+            host: summary.host,
             session_id: summary.session_id,
             cwd: summary.cwd,
             git_branch: summary.git_branch,
@@ -283,6 +438,8 @@ impl Accumulator {
             // A cut last line is re-read, so it is judged afresh.
             lines: LineStats { truncated: 0, ..summary.lines },
             in_compaction: state.in_compaction,
+            skipping: state.skipping,
+            host_state: state.host_state,
         }
     }
 
@@ -290,22 +447,47 @@ impl Accumulator {
     /// line break that does not parse is left unconsumed (a writer may still be at work) and
     /// counted as truncated. Lines are parsed where they sit in the reader's buffer; only a
     /// line that straddles two buffer fills is copied.
-    fn read(&mut self, mut reader: impl BufRead) -> std::io::Result<u64> {
+    #[cfg(test)]
+    pub(super) fn read(&mut self, reader: impl BufRead) -> std::io::Result<u64> {
+        self.read_within(reader, &ReadBudget::default()).map(|(consumed, _)| consumed)
+    }
+
+    /// [`Self::read`] within `budget`: also says whether reading stopped on the budget
+    /// before the end. Memory stays bounded by [`MAX_LINE_BYTES`] whatever the input.
+    fn read_within(&mut self, mut reader: impl BufRead, budget: &ReadBudget) -> std::io::Result<(u64, bool)> {
         let mut consumed = 0u64;
         let mut straddling: Vec<u8> = Vec::new();
         loop {
+            if budget.spent(consumed) {
+                let more = !reader.fill_buf()?.is_empty();
+                return Ok((consumed, more));
+            }
             let buffer = reader.fill_buf()?;
             if buffer.is_empty() {
                 break;
             }
-            let Some(newline) = memchr::memchr(b'\n', buffer) else {
-                // No line break in the buffer: gather the line, then finish it below.
-                let length = buffer.len();
-                straddling.clear();
-                straddling.extend_from_slice(buffer);
+            if self.skipping {
+                let length = match memchr::memchr(b'\n', buffer) {
+                    Some(newline) => {
+                        self.skipping = false;
+                        newline + 1
+                    }
+                    None => buffer.len(),
+                };
                 reader.consume(length);
-                reader.read_until(b'\n', &mut straddling)?;
-                let complete = straddling.last() == Some(&b'\n');
+                consumed += length as u64;
+                continue;
+            }
+            let Some(newline) = memchr::memchr(b'\n', buffer) else {
+                // No line break in the buffer: gather the line (bounded), then finish it.
+                straddling.clear();
+                let complete = gather_line(&mut reader, &mut straddling)?;
+                if straddling.len() > MAX_LINE_BYTES {
+                    self.lines.oversized += 1;
+                    self.skipping = !complete;
+                    consumed += straddling.len() as u64;
+                    continue;
+                }
                 if !self.line(&straddling, complete) {
                     break;
                 }
@@ -313,44 +495,55 @@ impl Accumulator {
                 continue;
             };
             let length = newline + 1;
-            self.line(&buffer[..length], true);
+            if length > MAX_LINE_BYTES {
+                self.lines.oversized += 1;
+            } else {
+                self.line(&buffer[..length], true);
+            }
             reader.consume(length);
             consumed += length as u64;
         }
-        Ok(consumed)
+        Ok((consumed, false))
     }
 
-    /// Handles one line; false when it is a cut last line that must not be consumed.
+    /// Handles one line with its host's reader; false when it is a cut last line that must
+    /// not be consumed.
     fn line(&mut self, line: &[u8], complete: bool) -> bool {
         let text = line.trim_ascii();
         if text.is_empty() {
             return true;
         }
-        match parse_record(text) {
-            Some(Parsed::Record(record)) => self.record(record),
-            Some(Parsed::Value(value)) => self.record(record_from_value(&value)),
-            None if !complete => {
+        let parsed = match self.host {
+            Host::ClaudeCode | Host::Cursor => super::claude::line(self, text),
+            Host::Codex => super::codex::line(self, text),
+            Host::Gemini => super::gemini::line(self, text),
+        };
+        match parsed {
+            true => self.lines.records += 1,
+            false if !complete => {
                 self.lines.truncated = 1;
                 return false;
             }
-            None => self.lines.bad_json += 1,
+            false => self.lines.bad_json += 1,
         }
         true
     }
 
-    fn record(&mut self, record: Record<'_>) {
-        self.lines.records += 1;
+    // The events of the normalised session model, fed by the hosts' readers.
+
+    /// A record's time, working directory and branch (the first ones seen are kept).
+    pub(super) fn observe(&mut self, timestamp: Option<&str>, cwd: Option<&str>, branch: Option<&str>) {
         if self.cwd.is_empty()
-            && let Some(cwd) = &record.cwd
+            && let Some(cwd) = cwd.filter(|cwd| !cwd.is_empty())
         {
             self.cwd = cap_raw(cwd);
         }
         if self.git_branch.is_empty()
-            && let Some(branch) = &record.git_branch
+            && let Some(branch) = branch.filter(|branch| !branch.is_empty())
         {
             self.git_branch = cap_raw(branch);
         }
-        if let Some(timestamp) = record.timestamp.as_deref().and_then(|text| text.parse::<Timestamp>().ok()) {
+        if let Some(timestamp) = timestamp.and_then(|text| text.parse::<Timestamp>().ok()) {
             if self.start.is_none_or(|start| timestamp < start) {
                 self.start = Some(timestamp);
             }
@@ -358,76 +551,30 @@ impl Accumulator {
                 self.end = Some(timestamp);
             }
         }
-        match record.kind.as_deref() {
-            Some("user") => self.user(&record),
-            Some("assistant") => self.assistant(&record),
-            Some("system") if record.subtype.as_deref() == Some("compact_boundary") => self.compaction(),
-            Some(kind) if KNOWN_QUIET_TYPES.contains(&kind) => {}
-            _ => self.lines.unknown_type += 1,
-        }
     }
 
-    fn compaction(&mut self) {
+    /// A record of a kind the reader does not know.
+    pub(super) fn unknown(&mut self) {
+        self.lines.unknown_type += 1;
+    }
+
+    /// A compaction (its records count once, until the next prompt or answer).
+    pub(super) fn compaction(&mut self) {
         if !self.in_compaction {
             self.compactions += 1;
             self.in_compaction = true;
         }
     }
 
-    fn user(&mut self, record: &Record<'_>) {
-        if record.is_compact_summary {
-            self.compaction();
-            return;
-        }
-        let text = match &record.content {
-            Content::None => return,
-            Content::Text(text) => Cow::Borrowed(text.as_ref()),
-            Content::Blocks(blocks) => {
-                let results = blocks.iter().filter(|block| block.kind == "tool_result").count();
-                if results > 0 {
-                    self.tool_results += results as u32;
-                    return;
-                }
-                let mut joined = String::new();
-                let mut images = 0;
-                for block in blocks {
-                    match (block.kind.as_ref(), &block.text) {
-                        ("text", Some(text)) => {
-                            if !joined.is_empty() {
-                                joined.push('\n');
-                            }
-                            joined.push_str(text);
-                        }
-                        ("image", _) => images += 1,
-                        _ => {}
-                    }
-                }
-                if joined.trim().is_empty() && images > 0 {
-                    joined = format!("[{images} image(s)]");
-                }
-                Cow::Owned(joined)
-            }
-        };
-        if record.is_meta || record.is_sidechain {
-            return;
-        }
-        let trimmed = text.trim_start();
-        if trimmed.is_empty()
-            || trimmed.starts_with("<local-command-stdout>")
-            || trimmed.starts_with("<local-command-stderr>")
-            || trimmed.starts_with("<local-command-caveat>")
-        {
-            return;
-        }
-        if is_compact_command(trimmed)
-            || trimmed.starts_with("This session is being continued from a previous conversation")
-        {
-            self.compaction();
+    /// A prompt the user typed: a turn.
+    pub(super) fn prompt(&mut self, text: &str) {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
             return;
         }
         self.in_compaction = false;
         self.turns += 1;
-        let prompt = cap_raw(&command_as_prompt(trimmed));
+        let prompt = cap_raw(trimmed);
         if self.early_prompts.len() < PROMPTS_KEPT {
             self.early_prompts.push(prompt);
         } else {
@@ -438,64 +585,55 @@ impl Accumulator {
         }
     }
 
-    fn assistant(&mut self, record: &Record<'_>) {
+    /// An assistant message (its text may be empty: a message of tool calls only).
+    pub(super) fn assistant_message(&mut self) {
         self.assistant_messages += 1;
         self.in_compaction = false;
-        let mut text = String::new();
-        match &record.content {
-            Content::None => {}
-            Content::Text(content) => text.push_str(content),
-            Content::Blocks(blocks) => {
-                for block in blocks {
-                    match block.kind.as_ref() {
-                        "text" => {
-                            if let Some(content) = &block.text {
-                                if !text.is_empty() {
-                                    text.push('\n');
-                                }
-                                text.push_str(content);
-                            }
-                        }
-                        "tool_use" => self.tool_use(block),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if text.trim().is_empty() || record.is_sidechain {
+    }
+
+    /// The text of an assistant message: markers and the outcome.
+    pub(super) fn assistant_text(&mut self, text: &str) {
+        if text.trim().is_empty() {
             return;
         }
-        if self.joy_markers < MARKER_CAP && JOY_MARKERS.is_match(&text) {
+        if self.joy_markers < MARKER_CAP && JOY_MARKERS.is_match(text) {
             self.joy_markers += 1;
         }
-        if self.error_markers < MARKER_CAP && ERROR_MARKERS.is_match(&text) {
+        if self.error_markers < MARKER_CAP && ERROR_MARKERS.is_match(text) {
             self.error_markers += 1;
         }
         self.outcome = cap_raw(text.trim());
     }
 
-    fn tool_use(&mut self, block: &Block<'_>) {
+    /// A tool call.
+    pub(super) fn tool_call(&mut self, name: &str) {
         self.tool_calls += 1;
-        let name = block.name.as_deref().filter(|name| !name.is_empty()).unwrap_or("unknown");
+        let name = if name.is_empty() { "unknown" } else { name };
         match self.tools.get_mut(name) {
             Some(count) => *count += 1,
             None => {
                 self.tools.insert(cap_chars(name, 100).to_string(), 1);
             }
         }
-        if !EDIT_TOOLS.contains(&name) {
+    }
+
+    /// Tool results coming back.
+    pub(super) fn tool_results(&mut self, count: usize) {
+        self.tool_results = self.tool_results.saturating_add(count as u32);
+    }
+
+    /// A file the session changed.
+    pub(super) fn touched(&mut self, path: &str) {
+        if path.is_empty() {
             return;
         }
-        let Some(path) = block.file_path.as_deref().filter(|path| !path.is_empty()) else {
-            return;
-        };
         if self.files_touched.len() < FILES_KEPT && !self.files_touched.iter().any(|known| known == path) {
             self.files_touched.push(cap_chars(path, 300).to_string());
         }
     }
 
     /// The summary, with every string redacted and bounded.
-    fn finish(
+    pub(super) fn finish(
         self,
         path: String,
         size: u64,
@@ -526,6 +664,7 @@ impl Accumulator {
         let project = if self.cwd.is_empty() { "unknown".to_string() } else { project_of(&self.cwd) };
         let summary = SessionSummary {
             session_id: self.session_id,
+            host: self.host,
             project,
             cwd,
             git_branch: clean(&self.git_branch, 300),
@@ -550,44 +689,31 @@ impl Accumulator {
             files_touched,
             lines: self.lines,
         };
-        SessionState { summary, path, size, mtime_ns, offset, in_compaction: self.in_compaction }
+        SessionState {
+            summary,
+            path,
+            size,
+            mtime_ns,
+            offset,
+            in_compaction: self.in_compaction,
+            pending: false,
+            skipping: self.skipping,
+            host_state: self.host_state,
+        }
     }
 }
 
 /// An identifier (a tool name such as `mcp__server__tool`), redacted. The redactor finds a
 /// token only at a word boundary, and `_` is a word character, so the parts between
 /// separators are judged as words of their own; a name with a secret in it is replaced.
-fn clean_identifier(name: &str) -> String {
+pub(super) fn clean_identifier(name: &str) -> String {
     let name = cap_chars(name, 100);
     let spaced = name.replace(['_', '.', '/', ':'], " ");
     if redact_str(&spaced) == spaced { redact_str(name).into_owned() } else { redact_str(&spaced).replace(' ', "_") }
 }
 
-/// `/compact` typed as a prompt, or the command record Claude Code writes for it.
-fn is_compact_command(text: &str) -> bool {
-    let bare =
-        text.strip_prefix("/compact").is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace));
-    bare || text.contains("<command-name>/compact</command-name>")
-}
-
-/// A slash command record (`<command-name>/init</command-name><command-args>x</command-args>`)
-/// reads as `/init x`; any other text is kept as it is.
-fn command_as_prompt(text: &str) -> Cow<'_, str> {
-    let Some(name) = between(text, "<command-name>", "</command-name>") else {
-        return Cow::Borrowed(text);
-    };
-    let args = between(text, "<command-args>", "</command-args>").unwrap_or("").trim();
-    if args.is_empty() { Cow::Owned(name.trim().to_string()) } else { Cow::Owned(format!("{} {args}", name.trim())) }
-}
-
-fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
-    let start = text.find(open)? + open.len();
-    let end = text[start..].find(close)? + start;
-    Some(&text[start..end])
-}
-
 /// `path` relative to `cwd` when it lies inside it.
-fn relative_to(path: &str, cwd: &str) -> String {
+pub(super) fn relative_to(path: &str, cwd: &str) -> String {
     let cwd = cwd.trim_end_matches('/');
     if !cwd.is_empty()
         && let Some(rest) = path.strip_prefix(cwd)
@@ -599,8 +725,33 @@ fn relative_to(path: &str, cwd: &str) -> String {
     path.to_string()
 }
 
+/// Appends the rest of the current line to `line`, up to one byte past [`MAX_LINE_BYTES`]
+/// (an oversized line is not held whole); true when its line break was reached.
+fn gather_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(false);
+        }
+        let (length, complete) = match memchr::memchr(b'\n', buffer) {
+            Some(newline) => (newline + 1, true),
+            None => (buffer.len(), false),
+        };
+        let room = MAX_LINE_BYTES + 1 - line.len().min(MAX_LINE_BYTES + 1);
+        let kept = length.min(room);
+        line.extend_from_slice(&buffer[..kept]);
+        reader.consume(kept);
+        if complete && kept == length {
+            return Ok(true);
+        }
+        if line.len() > MAX_LINE_BYTES {
+            return Ok(false);
+        }
+    }
+}
+
 /// The first `max` characters of `text`, as a string slice.
-fn cap_chars(text: &str, max: usize) -> &str {
+pub(super) fn cap_chars(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((index, _)) => &text[..index],
         None => text,
@@ -630,235 +781,12 @@ pub fn excerpt(text: &str, max: usize) -> String {
     format!("{}…", capped.trim_end())
 }
 
-// ---------------------------------------------------------------------------------------
-// Records
-
-/// The parts of a record capture reads, borrowed from the line where possible.
-struct Record<'a> {
-    kind: Option<Cow<'a, str>>,
-    subtype: Option<Cow<'a, str>>,
-    timestamp: Option<Cow<'a, str>>,
-    cwd: Option<Cow<'a, str>>,
-    git_branch: Option<Cow<'a, str>>,
-    is_sidechain: bool,
-    is_meta: bool,
-    is_compact_summary: bool,
-    content: Content<'a>,
-}
-
-enum Content<'a> {
-    None,
-    Text(Cow<'a, str>),
-    Blocks(Vec<Block<'a>>),
-}
-
-struct Block<'a> {
-    kind: Cow<'a, str>,
-    text: Option<Cow<'a, str>>,
-    name: Option<Cow<'a, str>>,
-    file_path: Option<Cow<'a, str>>,
-}
-
-enum Parsed<'a> {
-    Record(Record<'a>),
-    /// A record whose shape the fast path did not expect, read leniently.
-    Value(serde_json::Value),
-}
-
-/// Parses one line: the fast typed path, else a lenient read of any JSON object (also with
-/// invalid UTF-8, replaced). `None` when the line is not a JSON object.
-fn parse_record(line: &[u8]) -> Option<Parsed<'_>> {
-    if let Ok(wire) = serde_json::from_slice::<WireRecord<'_>>(line) {
-        return Some(Parsed::Record(wire.into_record()));
-    }
-    let text = String::from_utf8_lossy(line);
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(value) if value.is_object() => Some(Parsed::Value(value)),
-        _ => None,
-    }
-}
-
-fn record_from_value(value: &serde_json::Value) -> Record<'_> {
-    let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(Cow::Borrowed);
-    let flag = |key: &str| value.get(key).and_then(|v| v.as_bool()).unwrap_or(false);
-    let content = match value.get("message").and_then(|message| message.get("content")) {
-        Some(serde_json::Value::String(text)) => Content::Text(Cow::Borrowed(text)),
-        Some(serde_json::Value::Array(items)) => Content::Blocks(
-            items
-                .iter()
-                .map(|item| {
-                    let field = |key: &str| item.get(key).and_then(|v| v.as_str()).map(Cow::Borrowed);
-                    let input = item.get("input");
-                    let path = |key: &str| input.and_then(|i| i.get(key)).and_then(|v| v.as_str()).map(Cow::Borrowed);
-                    Block {
-                        kind: field("type").unwrap_or(Cow::Borrowed("")),
-                        text: field("text"),
-                        name: field("name"),
-                        file_path: path("file_path").or_else(|| path("notebook_path")),
-                    }
-                })
-                .collect(),
-        ),
-        _ => Content::None,
-    };
-    Record {
-        kind: text("type"),
-        subtype: text("subtype"),
-        timestamp: text("timestamp"),
-        cwd: text("cwd"),
-        git_branch: text("gitBranch"),
-        is_sidechain: flag("isSidechain"),
-        is_meta: flag("isMeta"),
-        is_compact_summary: flag("isCompactSummary"),
-        content,
-    }
-}
-
-/// A string borrowed from the input when it has no escapes.
-struct Text<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(value)))
-            }
-            fn visit_str<E: de::Error>(self, value: &str) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(value.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, value: String) -> Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(value)))
-            }
-        }
-        deserializer.deserialize_str(TextVisitor)
-    }
-}
-
-#[derive(Deserialize)]
-struct WireRecord<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    subtype: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    timestamp: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    cwd: Option<Text<'a>>,
-    #[serde(rename = "gitBranch", borrow, default)]
-    git_branch: Option<Text<'a>>,
-    #[serde(rename = "isSidechain", default)]
-    is_sidechain: Option<bool>,
-    #[serde(rename = "isMeta", default)]
-    is_meta: Option<bool>,
-    #[serde(rename = "isCompactSummary", default)]
-    is_compact_summary: Option<bool>,
-    #[serde(borrow, default)]
-    message: Option<WireMessage<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireMessage<'a> {
-    #[serde(borrow, default)]
-    content: Option<WireContent<'a>>,
-}
-
-enum WireContent<'a> {
-    Text(Cow<'a, str>),
-    Blocks(Vec<WireBlock<'a>>),
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for WireContent<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
-        impl<'de> Visitor<'de> for ContentVisitor {
-            type Value = WireContent<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of content blocks")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<WireContent<'de>, E> {
-                Ok(WireContent::Text(Cow::Borrowed(value)))
-            }
-            fn visit_str<E: de::Error>(self, value: &str) -> Result<WireContent<'de>, E> {
-                Ok(WireContent::Text(Cow::Owned(value.to_string())))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<WireContent<'de>, A::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(2));
-                while let Some(block) = seq.next_element::<WireBlock<'de>>()? {
-                    blocks.push(block);
-                }
-                Ok(WireContent::Blocks(blocks))
-            }
-        }
-        deserializer.deserialize_any(ContentVisitor)
-    }
-}
-
-#[derive(Deserialize)]
-struct WireBlock<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    input: Option<WireInput<'a>>,
-}
-
-#[derive(Deserialize)]
-struct WireInput<'a> {
-    #[serde(borrow, default)]
-    file_path: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    notebook_path: Option<Text<'a>>,
-}
-
-impl<'a> WireRecord<'a> {
-    fn into_record(self) -> Record<'a> {
-        let content = match self.message.and_then(|message| message.content) {
-            None => Content::None,
-            Some(WireContent::Text(text)) => Content::Text(text),
-            Some(WireContent::Blocks(blocks)) => Content::Blocks(
-                blocks
-                    .into_iter()
-                    .map(|block| {
-                        let (file_path, notebook_path) =
-                            block.input.map_or((None, None), |input| (input.file_path, input.notebook_path));
-                        Block {
-                            kind: block.kind.map_or(Cow::Borrowed(""), |t| t.0),
-                            text: block.text.map(|t| t.0),
-                            name: block.name.map(|t| t.0),
-                            file_path: file_path.or(notebook_path).map(|t| t.0),
-                        }
-                    })
-                    .collect(),
-            ),
-        };
-        Record {
-            kind: self.kind.map(|t| t.0),
-            subtype: self.subtype.map(|t| t.0),
-            timestamp: self.timestamp.map(|t| t.0),
-            cwd: self.cwd.map(|t| t.0),
-            git_branch: self.git_branch.map(|t| t.0),
-            is_sidechain: self.is_sidechain.unwrap_or(false),
-            is_meta: self.is_meta.unwrap_or(false),
-            is_compact_summary: self.is_compact_summary.unwrap_or(false),
-            content,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn summarize(jsonl: &str) -> SessionSummary {
-        let mut accumulator = Accumulator::new("s1");
+        let mut accumulator = Accumulator::new("s1", Host::ClaudeCode);
         let consumed = accumulator.read(jsonl.as_bytes()).unwrap();
         accumulator.finish("t.jsonl".into(), jsonl.len() as u64, 0, consumed, &mut |_| "demo".into()).summary
     }
@@ -905,7 +833,7 @@ mod tests {
     #[test]
     fn bad_lines_are_counted_and_a_cut_last_line_is_left_for_later() {
         let text = "not json\n{\"type\":\"mystery\"}\n[1,2]\n{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n{\"type\":\"us";
-        let mut accumulator = Accumulator::new("s1");
+        let mut accumulator = Accumulator::new("s1", Host::ClaudeCode);
         let consumed = accumulator.read(text.as_bytes()).unwrap();
         assert_eq!(consumed as usize, text.rfind('\n').unwrap() + 1);
         let lines = accumulator.lines;
@@ -921,7 +849,7 @@ mod tests {
             "\n",
             r#"{"type":"user","message":{"content":"cut"#,
         );
-        let mut accumulator = Accumulator::new("s1");
+        let mut accumulator = Accumulator::new("s1", Host::ClaudeCode);
         let consumed = accumulator.read(std::io::BufReader::with_capacity(7, text.as_bytes())).unwrap();
         assert_eq!(consumed as usize, text.rfind('\n').unwrap() + 1);
         assert_eq!((accumulator.turns, accumulator.lines.truncated), (2, 1));

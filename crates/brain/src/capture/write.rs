@@ -58,6 +58,8 @@ pub struct ArcOutcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub sessions: usize,
+    /// The agent hosts of the sessions capture has summaries of.
+    pub hosts: Vec<String>,
     pub title: String,
     pub region: String,
     pub status: String,
@@ -204,7 +206,8 @@ fn write_target(
     let mut stored: Vec<SessionSummary> = Vec::new();
     let missing: Vec<&String> = source_sessions.iter().filter(|id| !member_ids.contains(id.as_str())).collect();
     if !missing.is_empty() {
-        let mut shards: Vec<String> = members.iter().map(|s| store::shard_of(Path::new(&s.transcript))).collect();
+        let mut shards: Vec<String> =
+            members.iter().map(|s| store::shard_of(s.host, Path::new(&s.transcript))).collect();
         shards.dedup();
         stored.extend(missing.into_iter().filter_map(|id| lookup.get(id, &shards)).map(|state| state.summary));
     }
@@ -255,6 +258,7 @@ fn write_target(
         action: ArcAction::Created,
         reason: None,
         sessions: content.source_sessions.len(),
+        hosts: arc::hosts_of(&content.sessions).iter().map(|host| host.to_string()).collect(),
         title: content.title.clone(),
         region: content.region.to_string(),
         status: content.status.to_string(),

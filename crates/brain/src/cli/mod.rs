@@ -65,8 +65,10 @@ pub enum Command {
     Pin(commands::pin::PinArgs),
     /// Unpin an item
     Unpin(commands::pin::UnpinArgs),
-    /// Full-text search (BM25) over title, content, tags, files and schema key
+    /// Ranked search over title, content, tags, files and schema key (--mode hybrid|semantic with [embed])
     Search(commands::search::Args),
+    /// Fill the embedding vectors hybrid and semantic search use ([embed] in the config)
+    Embed(commands::embed::Args),
     /// Import items from a JSONL file, all or nothing
     Import(commands::import::Args),
     /// Export items as JSONL (readable by `brain import`)
@@ -95,12 +97,18 @@ pub enum Command {
     Cluster(commands::cluster::Args),
     /// Extract and cluster in one go: transcripts → arcs
     Capture(commands::capture::Args),
-    /// Agent hooks: session-start, user-prompt-submit, stop, session-end (always exit 0); install
+    /// Agent hooks for Claude Code, Codex, Gemini CLI, Cursor (always exit 0); install, uninstall
     Hook(commands::hook::Args),
     /// Serve the MCP tools over stdio (for agents: session start, search, remember, update)
     Mcp(commands::mcp::Args),
+    /// brain as a Claude Code and Codex plugin (hooks, MCP server, skill) with marketplaces
+    Plugin(commands::plugin::Args),
     /// Serve the HTTP API (ETags, auth, events, metrics) and MCP over HTTP until SIGTERM
     Serve(commands::serve::Args),
+    /// Bearer tokens kept in the store (fleets): create, list, revoke
+    Token(commands::token::Args),
+    /// Copy this home's store into another (a fleet's PostgreSQL), all or nothing
+    Migrate(commands::migrate::Args),
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -124,11 +132,11 @@ pub fn run() -> ExitCode {
     let json = cli.json;
     // Hooks fail open even when the command line context cannot be built (a deleted
     // working directory, a bad --now): a valid payload and exit 0, always.
-    if let Command::Hook(commands::hook::Args { command }) = &cli.command
+    if let Command::Hook(args) = &cli.command
         && let Err(err) = context(&cli)
     {
-        if matches!(command, commands::hook::HookCommand::SessionStart) {
-            println!("{}", crate::hook::payload("SessionStart", ""));
+        if let Some(payload) = args.fallback_payload() {
+            println!("{payload}");
         }
         eprintln!("brain hook: {err}");
         return ExitCode::SUCCESS;
@@ -149,9 +157,10 @@ pub fn report(err: &BrainError, json: bool) {
         eprintln!("{value}");
         return;
     }
-    eprintln!("error: {err}");
+    // Messages quote values (titles, paths) that may hold terminal control sequences.
+    eprintln!("error: {}", crate::output::escape_controls(&err.to_string()));
     if let Some(hint) = err.hint() {
-        eprintln!("hint: {hint}");
+        eprintln!("hint: {}", crate::output::escape_controls(hint));
     }
 }
 
@@ -185,6 +194,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Pin(args) => commands::pin::run_pin(&context, args, json),
         Command::Unpin(args) => commands::pin::run_unpin(&context, args, json),
         Command::Search(args) => commands::search::run(&context, args, json),
+        Command::Embed(args) => commands::embed::run(&context, args, json),
         Command::Import(args) => commands::import::run(&context, args, json),
         Command::Export(args) => commands::export::run(&context, args, json),
         Command::Doctor(args) => commands::doctor::run(&context, args, json),
@@ -201,7 +211,10 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Capture(args) => commands::capture::run(&context, args, json),
         Command::Hook(args) => commands::hook::run(&context, args, json),
         Command::Mcp(args) => commands::mcp::run(&context, args, cli.now.is_some()),
+        Command::Plugin(args) => commands::plugin::run(&context, args, json),
         Command::Serve(args) => commands::serve::run(&context, args, cli.now.is_some()),
+        Command::Token(args) => commands::token::run(&context, args, json),
+        Command::Migrate(args) => commands::migrate::run(&context, args, json),
     }
 }
 

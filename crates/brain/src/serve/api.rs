@@ -67,10 +67,10 @@ fn item_response(status: StatusCode, item: &Item) -> Result<Response, ApiError> 
 }
 
 /// The project of a read request, after the grant and existence checks.
-fn readable_project(state: &AppState, caller: &Caller, requested: Option<&str>) -> Result<String, ApiError> {
+async fn readable_project(state: &AppState, caller: &Caller, requested: Option<&str>) -> Result<String, ApiError> {
     let project = state.project(requested)?;
     caller.require_read(&Scope::Project(project.clone()))?;
-    state.require_known_project(&project)?;
+    state.require_known_project(&project).await?;
     Ok(project)
 }
 
@@ -95,7 +95,7 @@ pub async fn brain(
     headers: HeaderMap,
     Params(params): Params<BrainParams>,
 ) -> Result<Response, ApiError> {
-    let project = readable_project(&state, &caller, params.project.as_deref())?;
+    let project = readable_project(&state, &caller, params.project.as_deref()).await?;
     let now = state.clock(params.now.as_deref())?;
     let budget =
         |name: &str, value: Option<usize>| value.map(|value| check_range(name, value, 1, MAX_TOKEN_BUDGET)).transpose();
@@ -109,7 +109,7 @@ pub async fn brain(
         project: project.clone(),
         now: now.as_second(),
         budgets: [overrides.token_budget, overrides.layer0, overrides.layer1, overrides.layer2],
-        generation: state.generation()?,
+        generation: state.generation().await?,
     };
     let document = match state.cached_document(&key) {
         Some(document) => {
@@ -180,7 +180,7 @@ pub async fn session_start(
     Extension(caller): Extension<Caller>,
     Params(params): Params<SessionParams>,
 ) -> Result<Response, ApiError> {
-    let project = readable_project(&state, &caller, params.project.as_deref())?;
+    let project = readable_project(&state, &caller, params.project.as_deref()).await?;
     let now = state.clock(params.now.as_deref())?;
     let request = SessionRequest {
         topics: params.topics,
@@ -209,7 +209,7 @@ pub async fn context_pack(
     Extension(caller): Extension<Caller>,
     Params(params): Params<ContextPackParams>,
 ) -> Result<Response, ApiError> {
-    let project = readable_project(&state, &caller, params.project.as_deref())?;
+    let project = readable_project(&state, &caller, params.project.as_deref()).await?;
     let now = state.clock(params.now.as_deref())?;
     let task = params.task.filter(|task| !task.trim().is_empty()).ok_or_else(|| {
         ApiError::bad_request("task is required: the task at hand, in words")
@@ -252,7 +252,7 @@ pub async fn search(
     Extension(caller): Extension<Caller>,
     Params(params): Params<SearchParams>,
 ) -> Result<Response, ApiError> {
-    let project = readable_project(&state, &caller, params.project.as_deref())?;
+    let project = readable_project(&state, &caller, params.project.as_deref()).await?;
     let now = state.clock(params.now.as_deref())?;
     let query = params.q.filter(|q| !q.trim().is_empty()).ok_or_else(|| ApiError::bad_request("q is required"))?;
     let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_PAGE)?;
@@ -299,7 +299,7 @@ pub async fn list_items(
     Extension(caller): Extension<Caller>,
     Params(params): Params<ListParams>,
 ) -> Result<Response, ApiError> {
-    let project = readable_project(&state, &caller, params.project.as_deref())?;
+    let project = readable_project(&state, &caller, params.project.as_deref()).await?;
     let now = state.clock(params.now.as_deref())?;
     let scopes = match params.scope.as_deref() {
         Some(text) => {
@@ -572,7 +572,7 @@ pub async fn feed(
 
 /// `GET /healthz`: 200 with the store's generation when the store answers, else 503.
 pub async fn healthz(State(state): Shared) -> Response {
-    match state.generation() {
+    match state.generation().await {
         Ok(generation) => json_response(
             StatusCode::OK,
             serde_json::to_vec(&json!({"status": "ok", "generation": generation})).unwrap_or_default(),

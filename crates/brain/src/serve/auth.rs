@@ -1,12 +1,16 @@
 //! Bearer tokens with per-scope read and write grants (SPEC §7.2, §9).
 //!
-//! Tokens come from `[[serve.tokens]]` in the user config, in clear or as SHA-256 hex; only
-//! digests are kept in memory and compared in constant time. Without tokens the server is
-//! open, which `serve` allows on loopback addresses only. Every valid token may read the
+//! Tokens come from `[[serve.tokens]]` in the user config, in clear or as SHA-256 hex, and
+//! from the store (`brain token create`, refreshed whenever the store's generation moves,
+//! so every replica sees a new or revoked token at once); only digests are kept in memory
+//! and compared in constant time. Without tokens the server is open, which `serve` allows
+//! on loopback addresses only; once any token exists, a running server requires one
+//! (revoking the last stored token never reopens it). Every valid token may read the
 //! `global` scope; anything else needs a grant: an exact scope (`project/api`), a kind
 //! wildcard (`project/*`) or `*`.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -18,10 +22,6 @@ use sha2::{Digest, Sha256};
 use super::error::ApiError;
 use crate::config::TokenConfig;
 use crate::error::{BrainError, BrainResult};
-
-/// Routes anyone may call, even when tokens are configured (liveness, the API description,
-/// the dashboard's static page and assets, which hold no data).
-const PUBLIC_PATHS: &[&str] = &["/healthz", "/openapi.json", "/", "/assets/app.js", "/assets/style.css"];
 
 /// A scope pattern of a grant.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,10 +69,14 @@ pub struct Grant {
     write: Vec<Pattern>,
 }
 
-/// The configured tokens.
+/// The configured tokens and the store's.
 #[derive(Debug, Default)]
 pub struct Auth {
     grants: Vec<Arc<Grant>>,
+    /// The store's active tokens, replaced whole on every refresh.
+    stored: RwLock<Vec<Arc<Grant>>>,
+    /// Set once any token exists: from then on every non-public request needs one.
+    required: AtomicBool,
 }
 
 /// Who is calling: anyone (no tokens configured) or the holder of a token.
@@ -131,24 +135,61 @@ impl Auth {
                 write: parse(&token.write)?,
             }));
         }
-        Ok(Auth { grants })
+        let required = AtomicBool::new(!grants.is_empty());
+        Ok(Auth { grants, stored: RwLock::new(Vec::new()), required })
     }
 
     pub fn is_enabled(&self) -> bool {
-        !self.grants.is_empty()
+        self.required.load(Ordering::Relaxed)
+    }
+
+    /// Replaces the store's tokens with the active ones of `records` (a token whose grants
+    /// no longer parse is left out, with a warning).
+    pub fn set_stored(&self, records: &[brain_store::TokenRecord]) {
+        let mut active = Vec::new();
+        for record in records.iter().filter(|record| record.revoked_at.is_none()) {
+            let digest = hex::decode(&record.sha256).ok().and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
+            let parse = |list: &[String]| -> BrainResult<Vec<Pattern>> {
+                list.iter().map(|text| Pattern::parse(text, &record.name)).collect()
+            };
+            match (digest, parse(&record.read), parse(&record.write)) {
+                (Some(digest), Ok(read), Ok(write)) => {
+                    active.push(Arc::new(Grant { name: record.name.clone(), digest, read, write }))
+                }
+                _ => eprintln!("brain serve: stored token {:?} is malformed; ignored", record.name),
+            }
+        }
+        if !active.is_empty() {
+            self.required.store(true, Ordering::Relaxed);
+        }
+        *self.stored.write().unwrap_or_else(|poison| poison.into_inner()) = active;
     }
 
     /// The grant whose secret is `secret`, comparing against every token.
     fn find(&self, secret: &str) -> Option<Arc<Grant>> {
         let presented = digest(secret.as_bytes());
         let mut found = None;
-        for grant in &self.grants {
+        let stored = self.stored.read().unwrap_or_else(|poison| poison.into_inner());
+        for grant in self.grants.iter().chain(stored.iter()) {
             if constant_time_eq(&grant.digest, &presented) {
                 found = Some(Arc::clone(grant));
             }
         }
         found
     }
+}
+
+/// Checks the scope grants of a token about to be stored (the syntax of `[[serve.tokens]]`).
+pub fn check_grants(name: &str, read: &[String], write: &[String]) -> BrainResult<()> {
+    for text in read.iter().chain(write) {
+        Pattern::parse(text, name)?;
+    }
+    Ok(())
+}
+
+/// The SHA-256 of a secret, as stored (lowercase hex).
+pub fn secret_digest(secret: &str) -> String {
+    hex::encode(digest(secret.as_bytes()))
 }
 
 impl Caller {
@@ -235,7 +276,9 @@ pub async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, n
         request.extensions_mut().insert(Caller::Open);
         return next.run(request).await;
     }
-    if PUBLIC_PATHS.contains(&request.uri().path()) {
+    // Routes anyone may call (liveness, the API description, the dashboard's page and
+    // assets, which hold no data): marked `public` in the route table.
+    if super::openapi::is_public(request.uri().path()) {
         request.extensions_mut().insert(Caller::Open);
         return next.run(request).await;
     }

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 const INDEX: &str = include_str!("dashboard/index.html");
 const SCRIPT: &str = include_str!("dashboard/app.js");
 const STYLE: &str = include_str!("dashboard/style.css");
+const FAVICON: &str = include_str!("dashboard/favicon.svg");
 
 /// Scripts and styles from this server only; no framing, no inline code.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -35,6 +36,11 @@ pub async fn script() -> Response {
 
 pub async fn style() -> Response {
     asset(STYLE, "text/css; charset=utf-8")
+}
+
+/// The tab's icon (the page links it, so browsers do not ask for a missing `/favicon.ico`).
+pub async fn favicon() -> Response {
+    asset(FAVICON, "image/svg+xml")
 }
 
 /// The API paths the page calls, for the test that every one of them is routed.

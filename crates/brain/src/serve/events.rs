@@ -1,7 +1,11 @@
-//! `GET /api/v2/events`: server-sent events. A watcher polls the store's write generation
-//! (writes come from any process: CLI, hooks, tick, other servers) and announces
-//! `brain` when it moves and `signal` for each new critical vault signal. Streams end when
-//! the server shuts down, so a graceful shutdown never waits on a subscriber.
+//! `GET /api/v2/events`: server-sent events. A watcher follows the store's write generation
+//! (writes come from any process: CLI, hooks, tick, other servers and replicas) and
+//! announces `brain` when it moves and `signal` for each new critical vault signal. On
+//! SQLite it polls (`events_poll_ms`); on a database server the writes are pushed
+//! (LISTEN/NOTIFY, followed on a thread of its own), so clients of every replica hear of a
+//! write at once, with a slow poll kept as a safety net for notifications lost while
+//! reconnecting. Streams end when the server shuts down, so a graceful shutdown never waits
+//! on a subscriber.
 
 use std::collections::HashSet;
 use std::convert::Infallible;
@@ -11,7 +15,7 @@ use std::time::Duration;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use brain_core::{Scope, Severity};
+use brain_core::Scope;
 use futures_util::Stream;
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
@@ -20,54 +24,150 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::state::{AppState, Event};
 
-/// Ids of the active critical signals of the vault feed.
-fn critical_signals(feed: &brain_core::assemble::Feed) -> Vec<(String, serde_json::Value)> {
-    feed.signals
-        .iter()
-        .filter(|signal| signal.severity == Severity::Critical)
-        .map(|signal| {
-            (
-                signal.id.clone(),
-                json!({"id": signal.id, "severity": signal.severity, "source": signal.source, "text": signal.text}),
-            )
-        })
-        .collect()
-}
+/// The safety-net poll when writes are pushed.
+const PUSHED_POLL: Duration = Duration::from_secs(5);
 
 /// Watches the store until `shutdown` flips, announcing changes to subscribers.
 pub async fn watch_store(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
-    let period = Duration::from_millis(state.config.events_poll_ms.clamp(50, 60_000));
-    let mut last_generation = state.generation().ok();
-    let mut seen: HashSet<String> = current_critical(&state).await.into_iter().map(|(id, _)| id).collect();
+    let mut pushed = if state.is_shared() { follow_pushed_writes(state.location.clone()) } else { None };
+    let period = match pushed {
+        Some(_) => PUSHED_POLL,
+        None => Duration::from_millis(state.config.events_poll_ms.clamp(50, 60_000)),
+    };
+    let mut last_generation = state.generation().await.ok();
+    let publisher = super::signals::Publisher::from_config(&state.config);
+    // Signals active at start-up were announced before (by whoever saw them appear); they
+    // may still need publishing, which the claims in the store decide.
+    let mut signals = current_critical(&state).await;
+    let mut seen: HashSet<String> = signals.iter().map(|signal| signal.id.clone()).collect();
+    let mut published: HashSet<(super::signals::Sink, String)> = HashSet::new();
     loop {
+        if let Some(publisher) = &publisher {
+            publish_pending(&state, publisher, &signals, &mut published).await;
+        }
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
+            changed = async { pushed.as_mut()?.changed().await.ok() }, if pushed.is_some() => {
+                if changed.is_none() {
+                    // The follower thread ended: poll from now on.
+                    pushed = None;
+                }
+            }
             _ = shutdown.changed() => return,
         }
-        let Ok(generation) = state.generation() else { continue };
+        let Ok(generation) = state.generation().await else { continue };
         if Some(generation) == last_generation {
             continue;
         }
+        state.refresh_tokens().await;
         state.announce("brain", json!({"generation": generation, "previous": last_generation}));
         last_generation = Some(generation);
-        for (id, signal) in current_critical(&state).await {
-            if seen.insert(id) {
-                state.announce("signal", signal);
+        signals = current_critical(&state).await;
+        for signal in &signals {
+            if seen.insert(signal.id.clone()) {
+                let data = serde_json::to_value(signal).unwrap_or_default();
+                state.announce_in("signal", data, signal.scope.clone());
             }
         }
     }
 }
 
-async fn current_critical(state: &Arc<AppState>) -> Vec<(String, serde_json::Value)> {
-    let now = match state.clock(None) {
-        Ok(now) => now,
-        Err(_) => return Vec::new(),
-    };
+/// Publishes each current signal to each sink it has not reached yet, claiming it in the
+/// store first so that one replica publishes it; a failed publish gives the claim back for
+/// a later pass. Never fails: problems are logged.
+async fn publish_pending(
+    state: &Arc<AppState>,
+    publisher: &super::signals::Publisher,
+    signals: &[super::signals::CriticalSignal],
+    published: &mut HashSet<(super::signals::Sink, String)>,
+) {
+    let Ok(now) = state.clock(None) else { return };
+    for signal in signals {
+        for sink in publisher.sinks() {
+            if published.contains(&(sink, signal.id.clone())) {
+                continue;
+            }
+            let id = signal.id.clone();
+            let claimed = state
+                .pool
+                .run(state.default_project.clone(), now, move |brain| {
+                    Ok(brain.store().write(|tx| tx.claim(sink.claim_kind(), &id, now))?)
+                })
+                .await;
+            match claimed {
+                // Another replica (or an earlier run) published it.
+                Ok(false) => {
+                    published.insert((sink, signal.id.clone()));
+                }
+                Ok(true) => {
+                    let message = super::signals::message(signal, now);
+                    match publisher.publish(sink, signal, &message).await {
+                        Ok(()) => {
+                            published.insert((sink, signal.id.clone()));
+                        }
+                        Err(err) => {
+                            eprintln!(
+                                "brain serve: cannot publish signal {} to {sink:?}: {err}; will retry",
+                                signal.id
+                            );
+                            let id = signal.id.clone();
+                            let _ = state
+                                .pool
+                                .run(state.default_project.clone(), now, move |brain| {
+                                    Ok(brain.store().write(|tx| tx.release_claim(sink.claim_kind(), &id))?)
+                                })
+                                .await;
+                        }
+                    }
+                }
+                Err(err) => eprintln!("brain serve: cannot claim signal {}: {}", signal.id, err.message),
+            }
+        }
+    }
+}
+
+/// Follows the store's pushed writes on a thread with a connection of its own; the receiver
+/// changes on every notification (and after a reconnection, when some may have been
+/// missed). The thread ends when the receiver is dropped.
+fn follow_pushed_writes(location: brain_store::StoreLocation) -> Option<watch::Receiver<u64>> {
+    let (sender, receiver) = watch::channel(0u64);
+    let spawned = std::thread::Builder::new().name("brain-listen".into()).spawn(move || {
+        let mut pause = Duration::from_millis(250);
+        while !sender.is_closed() {
+            let feed = brain_store::Store::open(&location, false, brain_store::PageReads::Cached)
+                .and_then(|store| store.listen());
+            let mut feed = match feed {
+                Ok(Some(feed)) => feed,
+                Ok(None) => return,
+                Err(err) => {
+                    eprintln!("brain serve: cannot listen for writes ({err}); retrying");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            pause = Duration::from_millis(250);
+            // Listening again: whatever was committed meanwhile was not announced.
+            sender.send_modify(|tick| *tick = tick.wrapping_add(1));
+            while !sender.is_closed() {
+                match feed.wait(Duration::from_secs(1)) {
+                    Ok(Some(_)) => sender.send_modify(|tick| *tick = tick.wrapping_add(1)),
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+    });
+    spawned.ok().map(|_| receiver)
+}
+
+/// The active critical and nuclear signals (see `signals::current`); none when the store
+/// cannot be read right now.
+async fn current_critical(state: &Arc<AppState>) -> Vec<super::signals::CriticalSignal> {
+    let Ok(now) = state.clock(None) else { return Vec::new() };
     state
         .pool
-        .run(state.default_project.clone(), now, move |brain| {
-            Ok(critical_signals(&crate::vault::indexed_feed(brain.store(), now)))
-        })
+        .run(state.default_project.clone(), now, move |brain| super::signals::current(brain, now))
         .await
         .unwrap_or_default()
 }
@@ -80,10 +180,10 @@ pub async fn events(
     Extension(shutdown): Extension<watch::Receiver<bool>>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     caller.require_read(&Scope::Project(state.default_project.clone()))?;
-    let generation = state.generation()?;
+    let generation = state.generation().await?;
     let receiver = state.events.subscribe();
     state.metrics.event_subscribers.inc();
-    let guard = SubscriberGuard(Arc::clone(&state));
+    let guard = SubscriberGuard(Arc::clone(&state), caller);
     let first = SseEvent::default().event("ready").data(json!({"generation": generation}).to_string());
     let stream = futures_util::stream::unfold(
         (Some(first), receiver, shutdown, guard),
@@ -97,7 +197,8 @@ pub async fn events(
             loop {
                 tokio::select! {
                     received = receiver.recv() => match received {
-                        Ok(Event { name, data }) => {
+                        Ok(Event { scope: Some(scope), .. }) if !guard.1.can_read(&scope) => {}
+                        Ok(Event { name, data, .. }) => {
                             let event = SseEvent::default().event(name).data(data.to_string());
                             return Some((Ok(event), (None, receiver, shutdown, guard)));
                         }
@@ -120,8 +221,9 @@ pub async fn events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// Counts open streams in the metrics.
-struct SubscriberGuard(Arc<AppState>);
+/// Counts open streams in the metrics; carries the subscriber (whose grants filter the
+/// scoped events).
+struct SubscriberGuard(Arc<AppState>, Caller);
 
 impl Drop for SubscriberGuard {
     fn drop(&mut self) {

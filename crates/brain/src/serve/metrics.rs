@@ -1,5 +1,6 @@
 //! `/metrics` (Prometheus / OpenMetrics text): requests by route, method and status, latency
-//! histograms by route, brain-document cache hits, and the store's size and generation.
+//! histograms by route, brain-document cache hits, open connections and the ones the server
+//! closed (evicted, refused, header timeout), and the store's size and generation.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,12 +33,20 @@ struct CacheLabels {
     outcome: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CloseLabels {
+    reason: &'static str,
+}
+
 /// The server's metrics and their registry.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
     cache: Family<CacheLabels, Counter>,
+    closed: Family<CloseLabels, Counter>,
+    /// Open client connections.
+    pub connections: Gauge,
     pub items: Gauge,
     pub generation: Gauge,
     pub event_subscribers: Gauge,
@@ -66,6 +75,8 @@ impl Metrics {
         let requests = Family::<RequestLabels, Counter>::default();
         let latency = Family::<RouteLabels, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
         let cache = Family::<CacheLabels, Counter>::default();
+        let closed = Family::<CloseLabels, Counter>::default();
+        let connections = Gauge::default();
         let items = Gauge::default();
         let generation = Gauge::default();
         let event_subscribers = Gauge::default();
@@ -79,7 +90,13 @@ impl Metrics {
         registry.register("store_items", "Items in the store (every scope and status)", items.clone());
         registry.register("store_generation", "The store's write generation", generation.clone());
         registry.register("event_subscribers", "Open /api/v2/events streams", event_subscribers.clone());
-        Metrics { registry, requests, latency, cache, items, generation, event_subscribers }
+        registry.register("http_connections", "Open client connections", connections.clone());
+        registry.register(
+            "http_connections_closed",
+            "Connections the server closed: evicted (idle, to make room), refused (all busy), header_timeout",
+            closed.clone(),
+        );
+        Metrics { registry, requests, latency, cache, closed, connections, items, generation, event_subscribers }
     }
 
     pub fn cache_hit(&self) {
@@ -88,6 +105,11 @@ impl Metrics {
 
     pub fn cache_miss(&self) {
         self.cache.get_or_create(&CacheLabels { outcome: "assembled" }).inc();
+    }
+
+    /// A connection the server closed, and why.
+    pub fn connection_closed(&self, reason: &'static str) {
+        self.closed.get_or_create(&CloseLabels { reason }).inc();
     }
 
     /// The exposition text.

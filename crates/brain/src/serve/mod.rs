@@ -3,18 +3,26 @@
 //! grants and run one `Brain` call on a pooled SQLite connection (a blocking thread).
 //!
 //! Safety defaults: loopback unless tokens are configured (the server refuses otherwise),
-//! request bodies capped (413), requests cut off after a timeout (408), JSON errors
-//! everywhere, and SIGTERM/SIGINT finish in-flight requests before exiting.
+//! `Host` and `Origin` checked on every route (`guard`), request heads bounded in size and
+//! time and connections in number (`conn`), request bodies capped (413), requests cut off
+//! after a timeout (408), JSON errors everywhere, and SIGTERM/SIGINT finish in-flight
+//! requests before exiting.
 
 pub mod api;
 pub mod auth;
+pub mod conn;
 pub mod dashboard;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod fleet;
+pub mod guard;
+pub mod mcp_http;
 pub mod metrics;
 pub mod openapi;
+pub mod signals;
 pub mod state;
+pub mod tokens;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,17 +30,20 @@ use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, delete, get, patch, post};
 use axum::{Extension, Router, middleware};
 use brain_core::Timestamp;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::watch;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::TimeoutLayer;
 
 use crate::app::Context;
 use crate::error::{BrainError, BrainResult};
 use crate::mcp::BrainMcp;
+use openapi::{Mount, ROUTES, RouteDoc};
 use state::AppState;
 
 /// Longest wait for in-flight requests after SIGTERM before the process exits anyway.
@@ -71,7 +82,7 @@ async fn resolve(listen: &str) -> BrainResult<SocketAddr> {
 }
 
 async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
-    let state = Arc::new(AppState::new(context.clone(), options.fixed_now)?);
+    let state = Arc::new(AppState::start(context.clone(), options.fixed_now).await?);
     let listen = options.listen.clone().unwrap_or_else(|| state.config.listen.clone());
     let address = resolve(&listen).await?;
     if !address.ip().is_loopback() && !state.auth.is_enabled() {
@@ -84,11 +95,14 @@ async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
         .await
         .map_err(|err| BrainError::user(format!("cannot listen on {address}: {err}")))?;
     let local = listener.local_addr().map_err(|err| BrainError::internal(format!("listener: {err}")))?;
+    let guard =
+        Arc::new(guard::Guard::new(&listen, local, &state.config.allowed_hosts, &state.config.allowed_origins)?);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let mcp_config = mcp_config(&state, address);
+    let mcp_config = mcp_config(&state);
     let mcp_cancel = mcp_config.cancellation_token.clone();
-    let app = router(Arc::clone(&state), shutdown_rx.clone(), mcp_config, &context, options.fixed_now.is_some());
+    let app = router(Arc::clone(&state), guard, shutdown_rx.clone(), mcp_config, &context, options.fixed_now.is_some());
     let watcher = tokio::spawn(events::watch_store(Arc::clone(&state), shutdown_rx.clone()));
+    let ticker = tokio::spawn(fleet::schedule_ticks(Arc::clone(&state), shutdown_rx.clone()));
     eprintln!(
         "brain serve: listening on http://{local} (project {}, home {}, {})",
         state.default_project,
@@ -96,22 +110,28 @@ async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
         if state.auth.is_enabled() { "bearer tokens required" } else { "no auth: loopback only" }
     );
     let mut stopping = shutdown_rx.clone();
-    let signal = async move {
+    tokio::spawn(async move {
         wait_for_signal().await;
         eprintln!("brain serve: shutting down; finishing in-flight requests");
         let _ = shutdown_tx.send(true);
         mcp_cancel.cancel();
-    };
-    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+    });
+    let limits = conn::Limits::new(
+        state.config.header_timeout_secs,
+        state.config.max_connections,
+        state.config.pool_size.clamp(1, 64),
+    );
+    let server = conn::serve(listener, app, limits, Arc::clone(&state.metrics), shutdown_rx.clone());
     let deadline = async move {
         let _ = stopping.wait_for(|stop| *stop).await;
         tokio::time::sleep(SHUTDOWN_GRACE).await;
     };
     tokio::select! {
-        served = server => served.map_err(|err| BrainError::internal(format!("server: {err}")))?,
+        () = server => {}
         () = deadline => eprintln!("brain serve: in-flight requests still running after {}s; exiting", SHUTDOWN_GRACE.as_secs()),
     }
     watcher.abort();
+    ticker.abort();
     eprintln!("brain serve: stopped");
     Ok(())
 }
@@ -139,69 +159,133 @@ async fn wait_for_signal() {
     }
 }
 
-/// MCP over streamable HTTP: the loopback `Host` check stays on unless tokens protect a
-/// server listening on another address (clients then use names we cannot know).
-fn mcp_config(state: &AppState, address: SocketAddr) -> StreamableHttpServerConfig {
-    let config = StreamableHttpServerConfig::default().with_max_request_body_bytes(state.config.max_body_bytes);
-    if !address.ip().is_loopback() && state.auth.is_enabled() { config.disable_allowed_hosts() } else { config }
+/// MCP over streamable HTTP. rmcp's own `Host` check (loopback names only) is off: the
+/// guard checks `Host` and `Origin` on every route, `/mcp` included, with the names the
+/// user configured (`[serve] allowed_hosts`, `allowed_origins`).
+fn mcp_config(state: &AppState) -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_max_request_body_bytes(state.config.max_body_bytes)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
 }
 
-/// MCP tools read and write the server's project: the token needs both grants on it.
-async fn require_mcp_grant(
-    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
-    request: axum::extract::Request,
-    next: middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let caller = request.extensions().get::<auth::Caller>().cloned().unwrap_or(auth::Caller::Open);
-    let scope = brain_core::Scope::Project(state.default_project.clone());
-    match caller.require_read(&scope).and_then(|()| caller.require_write(&scope)) {
-        Ok(()) => next.run(request).await,
-        Err(err) => err.into_response(),
-    }
+/// The handler of a route of the table (`openapi::ROUTES`); `None` for `/mcp`, which is
+/// the nested rmcp service, and for a table entry without a handler (a unit test makes sure
+/// there is none).
+fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
+    Some(match (route.method, route.path) {
+        ("get", "/api/v2/brain") => get(api::brain),
+        ("get", "/api/v2/session-start") => get(api::session_start),
+        ("get", "/api/v2/context-pack") => get(api::context_pack),
+        ("get", "/api/v2/search") => get(api::search),
+        ("get", "/api/v2/items") => get(api::list_items),
+        ("post", "/api/v2/items") => post(api::create_item),
+        ("get", "/api/v2/items/{id}") => get(api::get_item),
+        ("patch", "/api/v2/items/{id}") => patch(api::patch_item),
+        ("delete", "/api/v2/items/{id}") => delete(api::delete_item),
+        ("post", "/api/v2/items/{id}/approve") => post(api::approve_item),
+        ("post", "/api/v2/items/{id}/deprecate") => post(api::deprecate_item),
+        ("get", "/api/v2/arcs") => get(api::arcs),
+        ("get", "/api/v2/feed/{name}") => get(api::feed),
+        ("get", "/api/v2/events") => get(events::events),
+        ("get", "/healthz") => get(api::healthz),
+        ("get", "/readyz") => get(fleet::readyz),
+        ("get", "/api/v2/tick") => get(fleet::get_tick),
+        ("get", "/api/v2/signals") => get(fleet::signals),
+        ("post", "/api/v2/tick") => post(fleet::post_tick),
+        ("get", "/metrics") => get(api::metrics),
+        ("get", "/openapi.json") => get(api::openapi),
+        ("get", "/") => get(dashboard::index),
+        ("get", "/assets/app.js") => get(dashboard::script),
+        ("get", "/assets/style.css") => get(dashboard::style),
+        ("get", "/favicon.svg") => get(dashboard::favicon),
+        _ => return None,
+    })
 }
 
-/// The routes and their layers. Outermost first: metrics, JSON errors, auth, body limit;
-/// the request timeout applies to the API routes, not to the event stream and MCP.
+/// The routes and their layers. Every route comes from the table (`openapi::ROUTES`), so
+/// nothing is served that is not described, and the security matrix test covers it.
+/// Layers, outermost first: metrics, panics as 500, JSON errors, the guard (Host, Origin,
+/// JSON for state changes), auth, body limit; the request timeout applies to `Timed`
+/// routes, not to the event stream and MCP.
 pub fn router(
     state: Arc<AppState>,
+    guard: Arc<guard::Guard>,
     shutdown: watch::Receiver<bool>,
     mcp_config: StreamableHttpServerConfig,
     context: &Context,
     fixed_now: bool,
 ) -> Router {
     let timeout = Duration::from_secs(state.config.request_timeout_secs.max(1));
-    let api = Router::new()
-        .route("/api/v2/brain", get(api::brain))
-        .route("/api/v2/session-start", get(api::session_start))
-        .route("/api/v2/context-pack", get(api::context_pack))
-        .route("/api/v2/search", get(api::search))
-        .route("/api/v2/items", get(api::list_items).post(api::create_item))
-        .route("/api/v2/items/{id}", get(api::get_item).patch(api::patch_item).delete(api::delete_item))
-        .route("/api/v2/items/{id}/approve", post(api::approve_item))
-        .route("/api/v2/items/{id}/deprecate", post(api::deprecate_item))
-        .route("/api/v2/arcs", get(api::arcs))
-        .route("/api/v2/feed/{name}", get(api::feed))
-        .route("/healthz", get(api::healthz))
-        .route("/metrics", get(api::metrics))
-        .route("/openapi.json", get(api::openapi))
-        .route("/", get(dashboard::index))
-        .route("/assets/app.js", get(dashboard::script))
-        .route("/assets/style.css", get(dashboard::style))
-        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
+    let mut timed = Router::new();
+    let mut streaming = Router::new();
+    for route in ROUTES {
+        let Some(handler) = handler(route) else { continue };
+        match route.mount {
+            Mount::Timed => timed = timed.route(route.path, handler),
+            Mount::Stream => streaming = streaming.route(route.path, handler),
+            Mount::Mcp => {}
+        }
+    }
+    let timed = timed.layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
     let prototype = BrainMcp::new(context.clone(), fixed_now);
     let mcp =
         StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
     let mcp = Router::new()
         .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(Arc::clone(&state), require_mcp_grant));
-    let streaming = Router::new().route("/api/v2/events", get(events::events)).merge(mcp);
-    api.merge(streaming)
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), mcp_http::check_body))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), mcp_http::require_grant));
+    let routes = timed
+        .merge(streaming)
+        .merge(mcp)
         .fallback(|| async { error::ApiError::not_found("no such route; see /openapi.json") })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(Extension(shutdown))
-        .layer(middleware::from_fn_with_state(Arc::clone(&state.auth), auth::authenticate))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state.auth), auth::authenticate));
+    // CORS only for the origins the user allowed (none by default): inside the guard, which
+    // refuses every other origin, and outside auth, since preflights carry no token.
+    let routes = if guard.has_allowed_origins() { routes.layer(cors(Arc::clone(&guard))) } else { routes };
+    routes
+        .layer(middleware::from_fn_with_state(guard, guard::check))
         .layer(middleware::map_response(error::json_errors))
+        .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(middleware::from_fn_with_state(Arc::clone(&state.metrics), metrics::track))
         .with_state(state)
+}
+
+/// CORS answers for `[serve] allowed_origins`: a browser app there (the MCP Inspector, a team
+/// page) may call the API and `/mcp` with its token and read the answers.
+fn cors(guard: Arc<guard::Guard>) -> CorsLayer {
+    use axum::http::{HeaderName, Method, header};
+    let origins =
+        AllowOrigin::predicate(move |origin, _| origin.to_str().is_ok_and(|origin| guard.is_allowed_origin(origin)));
+    CorsLayer::new()
+        .allow_origin(origins)
+        .allow_methods([Method::GET, Method::POST, Method::PATCH, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::IF_MATCH,
+            header::IF_NONE_MATCH,
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([header::ETAG, header::LOCATION, HeaderName::from_static("mcp-session-id")])
+        .max_age(Duration::from_secs(600))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_of_the_table_has_a_handler_or_is_mcp() {
+        for route in ROUTES {
+            let mounted = route.mount == Mount::Mcp || handler(route).is_some();
+            assert!(mounted, "{} {} is in the table but has no handler", route.method, route.path);
+            assert_eq!(route.mount == Mount::Mcp, route.path == "/mcp", "{}", route.path);
+        }
+    }
 }

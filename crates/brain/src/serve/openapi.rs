@@ -1,6 +1,7 @@
-//! `/openapi.json`: the OpenAPI 3.1 description of the HTTP API, built from `ROUTES`, the
-//! table the router is checked against (a test calls every route listed here and the
-//! router's own routes must all be listed).
+//! `ROUTES`, the one route table: the router is built from it (`serve::router` mounts each
+//! entry and nothing else), `/openapi.json` describes it, auth reads which routes are
+//! public from it, and the security matrix test (`tests/it/serve_security.rs`) calls every
+//! entry with every kind of bad credential, failing for an entry it has no expectation for.
 
 use serde_json::{Map, Value, json};
 
@@ -13,11 +14,25 @@ pub struct Param {
     pub about: &'static str,
 }
 
+/// How a route is mounted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mount {
+    /// A handler under the request timeout (API routes, the dashboard's page and assets).
+    Timed,
+    /// A handler without the timeout: the event stream lives as long as its subscriber.
+    Stream,
+    /// The rmcp streamable-HTTP service, nested once at `/mcp` for all its methods.
+    Mcp,
+}
+
 /// One operation of the API.
 #[derive(Debug)]
 pub struct RouteDoc {
     pub method: &'static str,
     pub path: &'static str,
+    /// Callable without a token when tokens are configured (it holds no data).
+    pub public: bool,
+    pub mount: Mount,
     pub summary: &'static str,
     pub params: &'static [Param],
     /// The JSON body it takes, if any (a schema name under components).
@@ -44,6 +59,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/brain",
+        public: false,
+        mount: Mount::Timed,
         summary: "The layered brain document (ETag = brainHash; If-None-Match gives 304)",
         params: &[
             PROJECT,
@@ -63,6 +80,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/session-start",
+        public: false,
+        mount: Mount::Timed,
         summary: "The working-memory payload for a new session: pins, skills, feed, recall",
         params: &[
             PROJECT,
@@ -80,6 +99,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/context-pack",
+        public: false,
+        mount: Mount::Timed,
         summary: "A task-focused pack within a token budget",
         params: &[
             PROJECT,
@@ -94,6 +115,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/search",
+        public: false,
+        mount: Mount::Timed,
         summary: "BM25 search over approved items of the project and global scope",
         params: &[
             Param { name: "q", kind: "string", required: true, about: "Words to search for" },
@@ -109,6 +132,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/items",
+        public: false,
+        mount: Mount::Timed,
         summary: "Items of the project and global scope, newest first",
         params: &[
             PROJECT,
@@ -127,6 +152,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "post",
         path: "/api/v2/items",
+        public: false,
+        mount: Mount::Timed,
         summary: "Remember a new item (redacted and validated); Location and ETag headers",
         params: &[PROJECT, NOW],
         body: Some("ItemDraft"),
@@ -136,6 +163,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/items/{id}",
+        public: false,
+        mount: Mount::Timed,
         summary: "One item; ETag is its version",
         params: &[ID, NOW],
         body: None,
@@ -145,6 +174,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "patch",
         path: "/api/v2/items/{id}",
+        public: false,
+        mount: Mount::Timed,
         summary: "Change the fields the draft sets; If-Match: <version> gives 412 when stale",
         params: &[ID, NOW],
         body: Some("ItemDraft"),
@@ -154,6 +185,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "delete",
         path: "/api/v2/items/{id}",
+        public: false,
+        mount: Mount::Timed,
         summary: "Archive the item, or erase it with hard=true (204); If-Match as for PATCH",
         params: &[ID, q("hard", "boolean", "Erase instead of archiving"), NOW],
         body: None,
@@ -163,6 +196,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "post",
         path: "/api/v2/items/{id}/approve",
+        public: false,
+        mount: Mount::Timed,
         summary: "Approve a draft",
         params: &[ID, NOW],
         body: None,
@@ -172,6 +207,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "post",
         path: "/api/v2/items/{id}/deprecate",
+        public: false,
+        mount: Mount::Timed,
         summary: "Deprecate an item (kept and searchable, never injected)",
         params: &[ID, NOW],
         body: None,
@@ -181,6 +218,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/arcs",
+        public: false,
+        mount: Mount::Timed,
         summary: "Indexed vault arcs, hottest first",
         params: &[PROJECT, LIMIT, CURSOR, NOW],
         body: None,
@@ -190,6 +229,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/feed/{name}",
+        public: false,
+        mount: Mount::Timed,
         summary: "A vault feed file: hot-arcs.md, signals.md, inject.md, intent.md, last-tick-diff.md, health.jsonl",
         params: &[Param { name: "name", kind: "string", required: true, about: "Feed file name" }],
         body: None,
@@ -199,6 +240,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/api/v2/events",
+        public: false,
+        mount: Mount::Stream,
         summary: "Server-sent events: ready, brain (the store changed), signal (a new critical signal), lagged",
         params: &[],
         body: None,
@@ -208,6 +251,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/healthz",
+        public: true,
+        mount: Mount::Timed,
         summary: "Liveness: the store answers (no auth)",
         params: &[],
         body: None,
@@ -216,7 +261,53 @@ pub const ROUTES: &[RouteDoc] = &[
     },
     RouteDoc {
         method: "get",
+        path: "/api/v2/signals",
+        public: false,
+        mount: Mount::Timed,
+        summary: "Active critical and nuclear signals a session of the project sees (global and the project's), with the generation",
+        params: &[PROJECT, NOW],
+        body: None,
+        ok: (200, "{generation, signals: [{id, severity, scope, source, text}]}"),
+        errors: &[400, 401, 403],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/tick",
+        public: false,
+        mount: Mount::Timed,
+        summary: "The last vault tick (by any replica) and the schedule; read grant on global",
+        params: &[],
+        body: None,
+        ok: (200, "{last: {at, trigger, ok, report|error} | null, intervalSecs, thisReplicaHasVault}"),
+        errors: &[401, 403],
+    },
+    RouteDoc {
+        method: "post",
+        path: "/api/v2/tick",
+        public: false,
+        mount: Mount::Timed,
+        summary: "Run the vault tick now, on one replica at a time; write grant on global, rate-limited",
+        params: &[],
+        body: None,
+        ok: (200, "{at, trigger, ok, report|error}"),
+        errors: &[401, 403, 409, 429],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/readyz",
+        public: true,
+        mount: Mount::Timed,
+        summary: "Readiness: the database answers a read started now (no auth; for load balancers)",
+        params: &[],
+        body: None,
+        ok: (200, "{status, backend, generation}"),
+        errors: &[503],
+    },
+    RouteDoc {
+        method: "get",
         path: "/metrics",
+        public: false,
+        mount: Mount::Timed,
         summary: "Prometheus metrics (OpenMetrics text)",
         params: &[],
         body: None,
@@ -226,6 +317,8 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "get",
         path: "/openapi.json",
+        public: true,
+        mount: Mount::Timed,
         summary: "This description (no auth)",
         params: &[],
         body: None,
@@ -235,13 +328,86 @@ pub const ROUTES: &[RouteDoc] = &[
     RouteDoc {
         method: "post",
         path: "/mcp",
+        public: false,
+        mount: Mount::Mcp,
         summary: "MCP over streamable HTTP: the tools of `brain mcp`",
         params: &[],
         body: Some("JsonRpc"),
         ok: (200, "JSON-RPC response or event stream"),
-        errors: &[401, 403],
+        errors: &[400, 401, 403, 404, 406, 413, 415],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/mcp",
+        public: false,
+        mount: Mount::Mcp,
+        summary: "MCP over streamable HTTP: the server-to-client event stream of a session (Mcp-Session-Id)",
+        params: &[],
+        body: None,
+        ok: (200, "text/event-stream"),
+        errors: &[400, 401, 403, 404, 406],
+    },
+    RouteDoc {
+        method: "delete",
+        path: "/mcp",
+        public: false,
+        mount: Mount::Mcp,
+        summary: "MCP over streamable HTTP: end a session (Mcp-Session-Id)",
+        params: &[],
+        body: None,
+        ok: (202, "Session ended"),
+        errors: &[400, 401, 403, 404],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/",
+        public: true,
+        mount: Mount::Timed,
+        summary: "The dashboard page (no data in it: everything shown comes from the API calls it makes)",
+        params: &[],
+        body: None,
+        ok: (200, "text/html"),
+        errors: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/assets/app.js",
+        public: true,
+        mount: Mount::Timed,
+        summary: "The dashboard's script",
+        params: &[],
+        body: None,
+        ok: (200, "text/javascript"),
+        errors: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/assets/style.css",
+        public: true,
+        mount: Mount::Timed,
+        summary: "The dashboard's style sheet",
+        params: &[],
+        body: None,
+        ok: (200, "text/css"),
+        errors: &[],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/favicon.svg",
+        public: true,
+        mount: Mount::Timed,
+        summary: "The dashboard's icon",
+        params: &[],
+        body: None,
+        ok: (200, "image/svg+xml"),
+        errors: &[],
     },
 ];
+
+/// Whether `path` is one of the routes callable without a token.
+pub fn is_public(path: &str) -> bool {
+    ROUTES.iter().any(|route| route.public && route.path == path)
+}
 
 fn status_text(code: u16) -> &'static str {
     match code {
@@ -249,11 +415,17 @@ fn status_text(code: u16) -> &'static str {
         304 => "Not modified (the ETag matches)",
         400 => "Invalid parameters or body",
         401 => "Missing or invalid bearer token",
-        403 => "The token lacks the scope grant",
+        403 => "The token lacks the scope grant, or the request comes from another origin",
         404 => "Unknown item, project or file",
+        409 => "A tick is running already (on any replica), or this replica has no vault",
         412 => "If-Match names a stale version",
+        406 => "Accept names no type the route answers with",
         413 => "Body larger than [serve] max_body_bytes",
-        415 => "Body is not JSON",
+        414 => "URI (path and query) longer than 16 KiB",
+        415 => "A POST or a body without Content-Type: application/json",
+        421 => "The Host header does not name this server ([serve] allowed_hosts)",
+        429 => "Too soon after the last request of the same kind (Retry-After says when)",
+        431 => "Request head larger than 64 KiB or with more than 100 headers",
         503 => "The store does not answer",
         _ => "Error",
     }
@@ -274,7 +446,15 @@ pub fn document() -> Value {
             .collect();
         let mut responses = Map::new();
         responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));
-        for code in route.errors {
+        // What the guard and the connection layer may answer on every route.
+        let mut errors: Vec<u16> = route.errors.to_vec();
+        errors.extend([403, 414, 421, 431]);
+        if route.method == "post" || route.body.is_some() {
+            errors.push(415);
+        }
+        errors.sort_unstable();
+        errors.dedup();
+        for code in &errors {
             let mut response = json!({"description": status_text(*code)});
             if *code >= 400 {
                 response["content"] = json!({"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}});
@@ -282,6 +462,9 @@ pub fn document() -> Value {
             responses.insert(code.to_string(), response);
         }
         let mut operation = json!({"summary": route.summary, "parameters": parameters, "responses": responses});
+        if route.public {
+            operation["security"] = json!([]);
+        }
         if let Some(body) = route.body {
             operation["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{body}")}}}});
         }

@@ -1,13 +1,20 @@
-//! What every request shares: a pool of opened brains (one SQLite connection each), a probe
-//! connection for the write generation, the brain-document cache, the clock, auth and
-//! metrics.
+//! What every request shares: a pool of opened brains (one store connection each), a probe
+//! for the write generation, the brain-document cache, the clock, auth and metrics.
+//!
+//! The generation is read on every conditional request, so a write through any process or
+//! replica is a new ETag everywhere at once. On SQLite that is one indexed read in process.
+//! On a database server (fleet mode) it is a round trip, so reads are batched on a thread of
+//! their own: a request waits for the next read that *starts* after it arrived (never one
+//! already in flight), so it still sees every write acknowledged before it, while one read
+//! answers every request that queued meanwhile.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use brain_core::{Scope, Timestamp};
-use brain_store::{PageReads, Store};
+use brain_store::{PageReads, Store, StoreLocation};
 use tokio::sync::{Semaphore, broadcast};
 
 use super::auth::Auth;
@@ -29,6 +36,8 @@ const CACHE_ENTRIES: usize = 64;
 pub struct Event {
     pub name: &'static str,
     pub data: serde_json::Value,
+    /// Only subscribers who may read this scope receive the event (`None`: everyone).
+    pub scope: Option<Scope>,
 }
 
 /// The cache key of an assembled brain document.
@@ -93,8 +102,10 @@ pub struct AppState {
     pub fixed_now: Option<Timestamp>,
     pub config: ServeConfig,
     pub pool: Arc<Pool>,
-    /// A connection of its own for the write generation (read on every conditional GET).
-    probe: Mutex<Store>,
+    /// Reads the write generation (on every conditional GET).
+    probe: Probe,
+    /// Where the store lives (for connections of their own: the change follower).
+    pub location: StoreLocation,
     documents: Mutex<HashMap<DocumentKey, CachedDocument>>,
     /// One brain document assembly at a time: bounds memory and lets waiters use the result.
     pub assembly: tokio::sync::Mutex<()>,
@@ -111,14 +122,28 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
+    /// [`AppState::new`] on a blocking thread (opening a store may wait on the network).
+    pub async fn start(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
+        tokio::task::spawn_blocking(move || AppState::new(context, fixed_now))
+            .await
+            .map_err(|err| BrainError::internal(format!("start-up task failed: {err}")))?
+    }
+
     pub fn new(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
         // Opening one brain up front checks the home, the database and the config (tokens
         // included) before the server listens; it becomes the pool's first connection.
-        let brain = Brain::open_with(&context, PageReads::Cached)?;
+        let brain = open_waiting_for_the_database(&context)?;
         let config = brain.config.serve.clone();
         let auth = Auth::from_config(&config.tokens)?;
+        auth.set_stored(&brain.store().tokens()?);
         let default_project = brain.project.clone();
-        let probe = Store::open_sqlite_with(&crate::app::database_path(&context.home), false, PageReads::Cached)?;
+        let location = brain.store().location();
+        let store = Store::open(&location, false, PageReads::Cached)?;
+        let probe = if store.is_shared() {
+            Probe::Shared(GenerationReader::start(store))
+        } else {
+            Probe::Local(Mutex::new(store))
+        };
         let pool_size = config.pool_size.clamp(1, 64);
         let pool = Arc::new(Pool {
             context: context.clone(),
@@ -132,7 +157,8 @@ impl AppState {
             fixed_now,
             config,
             pool,
-            probe: Mutex::new(probe),
+            probe,
+            location,
             documents: Mutex::new(HashMap::new()),
             assembly: tokio::sync::Mutex::new(()),
             known_projects: Mutex::new(HashSet::new()),
@@ -165,22 +191,40 @@ impl AppState {
         }
     }
 
-    /// The store's write generation, from the probe connection.
-    pub fn generation(&self) -> Result<u64, ApiError> {
-        let probe = self.probe.lock().unwrap_or_else(|poison| poison.into_inner());
-        Ok(probe.generation().map_err(BrainError::from)?)
+    /// The store's write generation: as of now, whatever process or replica wrote last.
+    pub async fn generation(&self) -> Result<u64, ApiError> {
+        match &self.probe {
+            Probe::Local(store) => {
+                let store = store.lock().unwrap_or_else(|poison| poison.into_inner());
+                Ok(store.generation().map_err(BrainError::from)?)
+            }
+            Probe::Shared(reader) => Ok(reader.read().await?),
+        }
+    }
+
+    /// Whether the store lives on a database server shared with other replicas.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.probe, Probe::Shared(_))
     }
 
     /// 404 for a project the store has never seen (a typo must not look like an empty brain).
     /// A project becomes known with its first item; known names are remembered.
-    pub fn require_known_project(&self, project: &str) -> Result<(), ApiError> {
+    pub async fn require_known_project(&self, project: &str) -> Result<(), ApiError> {
         if self.known_projects.lock().unwrap_or_else(|poison| poison.into_inner()).contains(project) {
             return Ok(());
         }
         let scope = Scope::Project(project.to_string());
-        let known = {
-            let probe = self.probe.lock().unwrap_or_else(|poison| poison.into_inner());
-            probe.has_scope(&scope).map_err(BrainError::from)?
+        let known = match &self.probe {
+            Probe::Local(store) => {
+                let store = store.lock().unwrap_or_else(|poison| poison.into_inner());
+                store.has_scope(&scope).map_err(BrainError::from)?
+            }
+            Probe::Shared(_) => {
+                let now = self.clock(None)?;
+                self.pool
+                    .run(self.default_project.clone(), now, move |brain| Ok(brain.store().has_scope(&scope)?))
+                    .await?
+            }
         };
         if !known {
             return Err(ApiError::new(
@@ -210,8 +254,106 @@ impl AppState {
         documents.insert(key, document);
     }
 
+    /// Reloads the store's tokens (called whenever the generation moves: a token may have
+    /// been made or revoked by any process). A failure keeps the tokens known so far.
+    pub async fn refresh_tokens(&self) {
+        let Ok(now) = self.clock(None) else { return };
+        let loaded = self.pool.run(self.default_project.clone(), now, |brain| Ok(brain.store().tokens()?)).await;
+        match loaded {
+            Ok(records) => self.auth.set_stored(&records),
+            Err(err) => eprintln!("brain serve: cannot reload the stored tokens: {}", err.message),
+        }
+    }
+
     /// Announces an event to every `/api/v2/events` subscriber (none listening is fine).
     pub fn announce(&self, name: &'static str, data: serde_json::Value) {
-        let _ = self.events.send(Event { name, data });
+        let _ = self.events.send(Event { name, data, scope: None });
+    }
+
+    /// Announces an event to the subscribers who may read `scope`.
+    pub fn announce_in(&self, name: &'static str, data: serde_json::Value, scope: Scope) {
+        let _ = self.events.send(Event { name, data, scope: Some(scope) });
+    }
+}
+
+/// How the server reads the write generation (see the module docs).
+enum Probe {
+    /// An embedded store: one indexed read in process, inline.
+    Local(Mutex<Store>),
+    /// A database server: reads batched on a thread of their own.
+    Shared(Arc<GenerationReader>),
+}
+
+/// A failed generation read, as every waiter of the batch receives it.
+type ReadOutcome = Result<u64, (bool, String)>;
+
+/// Batched generation reads on a thread with its own store connection (see the module docs).
+pub struct GenerationReader {
+    waiting: Mutex<Vec<tokio::sync::oneshot::Sender<ReadOutcome>>>,
+    wake: Condvar,
+}
+
+impl GenerationReader {
+    fn start(store: Store) -> Arc<GenerationReader> {
+        let reader = Arc::new(GenerationReader { waiting: Mutex::new(Vec::new()), wake: Condvar::new() });
+        let worker = Arc::clone(&reader);
+        // Not joined: it waits on the condition variable when idle and ends with the process.
+        std::thread::Builder::new()
+            .name("brain-generation".into())
+            .spawn(move || worker.serve(&store))
+            .map(|_| ())
+            .unwrap_or_else(|err| eprintln!("brain serve: cannot start the generation reader: {err}"));
+        reader
+    }
+
+    fn serve(&self, store: &Store) {
+        loop {
+            let batch = {
+                let mut waiting = self.waiting.lock().unwrap_or_else(|poison| poison.into_inner());
+                while waiting.is_empty() {
+                    waiting = self.wake.wait(waiting).unwrap_or_else(|poison| poison.into_inner());
+                }
+                std::mem::take(&mut *waiting)
+            };
+            // Every waiter of this batch arrived before this read starts.
+            let outcome: ReadOutcome =
+                store.generation().map_err(|err| (err.is_unavailable(), BrainError::from(err).to_string()));
+            for waiter in batch {
+                let _ = waiter.send(outcome.clone());
+            }
+        }
+    }
+
+    /// The generation from a read that starts after this call.
+    async fn read(&self) -> BrainResult<u64> {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        self.waiting.lock().unwrap_or_else(|poison| poison.into_inner()).push(sender);
+        self.wake.notify_one();
+        match receiver.await {
+            Ok(Ok(generation)) => Ok(generation),
+            Ok(Err((true, message))) => Err(BrainError::Unavailable { message }),
+            Ok(Err((false, message))) => Err(BrainError::internal(message)),
+            Err(_) => Err(BrainError::internal("the generation reader stopped")),
+        }
+    }
+}
+
+/// Opens the brain, waiting for a database server that is not up yet (replicas may start
+/// before it) for at most `[serve] database_wait_secs`, saying so on stderr.
+fn open_waiting_for_the_database(context: &Context) -> BrainResult<Brain> {
+    let wait = config::load(&context.home, &context.cwd, &context.env)
+        .map(|loaded| Duration::from_secs(loaded.config.serve.database_wait_secs))
+        .unwrap_or_default();
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(250);
+    loop {
+        match Brain::open_with(context, PageReads::Cached) {
+            Err(BrainError::Unavailable { message }) if started.elapsed() + pause < wait => {
+                eprintln!("brain serve: waiting for the database: {message}");
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(5));
+            }
+            outcome => return outcome,
+        }
     }
 }

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{BrainError, BrainResult};
 
-/// The `[vault]` table. Every key is optional; a project `.brain.toml` can override one key
-/// and keep the rest.
+/// The `[vault]` table. Every key is optional. Only the user config may set it: a project
+/// `.brain.toml` is refused (see `config::PROJECT_ALLOWED`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VaultConfig {

@@ -23,13 +23,80 @@ pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// Temp files are named `.<name>.brain-<pid>-<n>.tmp`: hidden, so the walker skips them.
-fn temp_path(path: &Path) -> PathBuf {
+/// Temp files are named `.<name>.brain-<pid>-<n>.tmp`: hidden, so the walker skips them, and
+/// carrying the writer's pid, so [`sweep_stale_temps`] can tell a dead writer's leftovers
+/// from a live writer's file in flight. Capture's atomic writes use the same names.
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     dir.join(format!(".{name}.brain-{}-{n}.tmp", std::process::id()))
+}
+
+/// The pid in a temp file name of ours (`.<name>.brain-<pid>-<n>.tmp`), if it is one.
+fn temp_file_pid(name: &str) -> Option<u32> {
+    let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (rest, counter) = stem.rsplit_once('-')?;
+    let (_, pid) = rest.rsplit_once(".brain-")?;
+    if counter.is_empty() || !counter.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Whether a process with this pid is running (a pid reused by another process counts as
+/// running: its temp file then waits for a later sweep).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+            return false;
+        };
+        // EPERM means the process exists but belongs to someone else.
+        !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH))
+    }
+    #[cfg(not(unix))]
+    {
+        true
+    }
+}
+
+/// Folders deeper than this are not swept (a vault is never that deep; a symlink loop can't
+/// form because symlinks are not followed).
+const SWEEP_MAX_DEPTH: usize = 16;
+
+/// Removes the temp files a killed writer (tick, scan, capture) left under `root`: files
+/// named like [`temp_path`]'s whose writer is no longer running. Symlinks are not followed.
+/// Returns how many were removed. Called by the tick and by capture while they hold their
+/// lock; a file another live process is writing is never touched.
+pub(crate) fn sweep_stale_temps(root: &Path) -> usize {
+    let mut removed = 0;
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if depth < SWEEP_MAX_DEPTH {
+                    stack.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(temp_file_pid) else { continue };
+            if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
 }
 
 /// Writes `bytes` to a new temp file next to `path` and fsyncs it; permissions are copied
@@ -193,5 +260,39 @@ mod tests {
         assert!(lock(dir.path(), false).is_err(), "a dry run does not run beside a tick");
         drop(held);
         assert!(lock(dir.path(), true).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    #[test]
+    fn only_our_temp_names_carry_a_pid() {
+        assert_eq!(temp_file_pid(".note.md.brain-4242-7.tmp"), Some(4242));
+        assert_eq!(temp_file_pid(".a.b-c.md.brain-1-0.tmp"), Some(1));
+        assert_eq!(temp_file_pid("note.md.brain-4242-7.tmp"), None, "not hidden");
+        assert_eq!(temp_file_pid(".note.md.brain-x-7.tmp"), None);
+        assert_eq!(temp_file_pid(".note.md.brain-42-.tmp"), None);
+        assert_eq!(temp_file_pid(".note.tmp"), None);
+        assert_eq!(temp_file_pid(".export.tmp"), None);
+    }
+
+    #[test]
+    fn a_dead_writers_temp_files_go_and_a_live_ones_and_the_users_files_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("clusters/2026-11-20");
+        std::fs::create_dir_all(&nested).unwrap();
+        // A pid above the kernel's maximum (2^22) is never running.
+        let dead = nested.join(".arc.md.brain-4194400-3.tmp");
+        let live = nested.join(format!(".arc.md.brain-{}-9.tmp", std::process::id()));
+        let user = nested.join("arc.md");
+        let users_hidden = nested.join(".draft.tmp");
+        for path in [&dead, &live, &user, &users_hidden] {
+            std::fs::write(path, "x").unwrap();
+        }
+        assert_eq!(sweep_stale_temps(dir.path()), 1);
+        assert!(!dead.exists());
+        assert!(live.exists() && user.exists() && users_hidden.exists());
     }
 }

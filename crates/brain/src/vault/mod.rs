@@ -185,6 +185,9 @@ pub struct ArcSummary {
     pub heat: u8,
     pub region: String,
     pub status: String,
+    /// The agent hosts of the arc's sessions (`hosts:` in its frontmatter).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 /// Every indexed arc, hottest first, then newest, then by path. Reads the index only.
@@ -198,6 +201,7 @@ pub fn arcs(brain: &Brain, now: brain_core::Timestamp) -> BrainResult<Vec<ArcSum
             path: view.relpath.to_string(),
             id: view.arc.cluster_id.clone(),
             title: view.arc.title.clone(),
+            hosts: view.arc.hosts.clone(),
             heat: view.heat,
             region: view.region().to_string(),
             status: view.status().to_string(),

@@ -39,6 +39,13 @@ use crate::error::{BrainError, BrainResult};
 /// Files modified this close (2 s) to the scan are hashed again by the next scan.
 pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
+/// The version of what the index derives from a file (ids, bounds, state shape). An index
+/// written under another version is re-read whole by the next scan (every file parsed
+/// again, its items diffed by id), so a change of the id scheme never leaves stale ids.
+/// 2: ids of an arc's blocks from its `cluster_id`, signals keyed by source and severity,
+/// bounded nesting and derived content.
+pub(crate) const INDEX_FORMAT: &str = "2";
+
 /// Message prefix of the diagnostic on a second file with the same `cluster_id`.
 const DUPLICATE_PREFIX: &str = "duplicate cluster_id";
 
@@ -148,6 +155,8 @@ pub(crate) struct IndexChanges {
     /// Old states of changed files, by relpath (for the item diff).
     pub old_states: HashMap<String, FileState>,
     pub root: Option<String>,
+    /// Record [`INDEX_FORMAT`] (the index was written under another one, or none).
+    pub format: bool,
     pub feed: Option<String>,
     /// `{"items": n, "arcs": m}` of the index after the change (what `vault scan` reports
     /// without counting rows).
@@ -159,6 +168,10 @@ pub(crate) struct IndexChanges {
     pub taken: Vec<Item>,
     /// Arc items streamed in during the parse: arc id → the file they were made from.
     pub streamed_arcs: HashMap<String, String>,
+    /// Ids a removed or changed file no longer lists that another file still does (the
+    /// blocks of an arc are identified by its `cluster_id`, so a moved arc, or a copy, lists
+    /// the same ids): not deleted.
+    pub still_listed: HashSet<String>,
 }
 
 impl IndexChanges {
@@ -206,21 +219,28 @@ enum Read {
 }
 
 /// The index as the last scan left it: the stored root, whether this scan indexes another
-/// vault (`reset`), the records sorted by relpath and, with `with_states`, their states
-/// (`None` where a state does not read back).
-type StoredIndex = (Option<String>, bool, Vec<VaultFileRecord>, Vec<Option<FileState>>);
+/// vault (`reset`), whether it was written under [`INDEX_FORMAT`], the records sorted by
+/// relpath and, with `with_states`, their states (`None` where a state does not read back).
+struct StoredIndex {
+    root: Option<String>,
+    reset: bool,
+    current_format: bool,
+    records: Vec<VaultFileRecord>,
+    states: Vec<Option<FileState>>,
+}
 
 fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<StoredIndex> {
     let store = brain.store();
-    let stored_root = store.vault_value("root")?;
-    let reset = stored_root.as_deref().is_some_and(|stored| stored != root_text);
+    let root = store.vault_value("root")?;
+    let reset = root.as_deref().is_some_and(|stored| stored != root_text);
+    let current_format = store.vault_value("format")?.as_deref() == Some(INDEX_FORMAT);
     let mut records: Vec<VaultFileRecord> = if reset { Vec::new() } else { store.vault_files(with_states)? };
     records.sort_unstable_by(|a, b| a.relpath.cmp(&b.relpath));
     let states = records
         .iter()
         .map(|record| if with_states { serde_json::from_str(&record.state).ok() } else { Some(FileState::default()) })
         .collect();
-    Ok((stored_root, reset, records, states))
+    Ok(StoredIndex { root, reset, current_format, records, states })
 }
 
 /// Streaming starts at this many new files (below it, one transaction does it all).
@@ -302,7 +322,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let index = read_index(brain, &root_text, mode.want_snapshot);
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), index)
     });
-    let (stored_root, reset, records, states) = index?;
+    let StoredIndex { root: stored_root, reset, current_format, records, states } = index?;
 
     let mut report =
         ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
@@ -328,8 +348,10 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
             }
             std::cmp::Ordering::Equal => {
                 let (file, record) = (&walked.files[i], &records[j]);
-                // A state that no longer reads back (a format change, damage) forces a re-parse.
-                let trusted = record.mtime_ns != 0
+                // A state that no longer reads back (a format change, damage) forces a re-parse,
+                // and so does an index of another format.
+                let trusted = current_format
+                    && record.mtime_ns != 0
                     && record.mtime_ns == file.mtime_ns
                     && record.size == file.size
                     && states[j].is_some();
@@ -337,7 +359,8 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
                     report.unchanged += 1;
                     diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
                 } else {
-                    let sha256 = if states[j].is_some() { record.sha256.clone() } else { String::new() };
+                    let sha256 =
+                        if current_format && states[j].is_some() { record.sha256.clone() } else { String::new() };
                     to_read.push((file, Some(Known { sha256, diagnostics: record.diagnostics.clone() })));
                 }
                 i += 1;
@@ -415,6 +438,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         }
     }
     report.removed = removed_paths.len();
+    changes.format = !current_format;
     if stored_root.as_deref() != Some(root_text.as_str()) {
         changes.root = Some(root_text);
     }
@@ -423,7 +447,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     // settled again. Only stats changed (or nothing): no re-settling.
     let content_changed = reset || !changes.changed.is_empty() || !removed_paths.is_empty();
     if !content_changed && !mode.want_snapshot {
-        let nothing_to_write = changes.touched.is_empty() && changes.root.is_none();
+        let nothing_to_write = changes.touched.is_empty() && changes.root.is_none() && !changes.format;
         if !mode.dry_run && !nothing_to_write {
             apply(brain, &changes, &mut diagnostics)?;
         }
@@ -476,7 +500,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
             }
         }
     }
-    let nothing_to_write = changes.is_empty() && changes.root.is_none();
+    let nothing_to_write = changes.is_empty() && changes.root.is_none() && !changes.format;
     if !mode.dry_run && !nothing_to_write {
         changes.taken = std::mem::take(&mut streamed.taken);
         changes.streamed_arcs = std::mem::take(&mut streamed.arcs);
@@ -539,6 +563,7 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
     }
     let changed_paths: HashSet<String> = changes.changed.iter().map(|c| c.relpath.clone()).collect();
     settle_ownership(snapshot, &old_owners, &changed_paths, changes);
+    changes.still_listed = still_listed(snapshot, changes);
     for changed in &mut changes.changed {
         if let Some(file) = snapshot.get(&changed.relpath) {
             if file.state.arc_owner != file.state.arc.is_some() {
@@ -549,6 +574,32 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
     }
     let (items, arcs) = snapshot_counts(snapshot);
     changes.counts = Some(serde_json::json!({"items": items, "arcs": arcs}).to_string());
+}
+
+/// The ids the changes would delete (those of removed files, and those changed files no
+/// longer list) that a file of `snapshot` (after the changes) still lists.
+fn still_listed(snapshot: &Snapshot, changes: &IndexChanges) -> HashSet<String> {
+    let mut candidates: HashSet<&str> = HashSet::new();
+    for (_, state) in &changes.removed {
+        candidates.extend(state.items.iter().map(String::as_str));
+    }
+    for changed in &changes.changed {
+        let Some(old) = changes.old_states.get(&changed.relpath) else { continue };
+        let new: HashSet<&str> = snapshot
+            .get(&changed.relpath)
+            .map(|file| file.state.items.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        candidates.extend(old.items.iter().map(String::as_str).filter(|id| !new.contains(id)));
+    }
+    if candidates.is_empty() {
+        return HashSet::new();
+    }
+    snapshot
+        .values()
+        .flat_map(|file| file.state.items.iter())
+        .filter(|id| candidates.contains(id.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// Items and arcs the index holds for `snapshot`.
@@ -842,6 +893,9 @@ fn apply_with_feed(
         for (item, is_known) in &arc_items {
             if *is_known { known.push(item) } else { fresh.push(item) }
         }
+        if !changes.still_listed.is_empty() {
+            deletes.retain(|id| !changes.still_listed.contains(id));
+        }
         applied.deleted += tx.delete_many(&deletes)?;
         let skipped = tx.insert_many(&fresh)?;
         applied.inserted += fresh.len() - skipped.len();
@@ -864,6 +918,9 @@ fn apply_with_feed(
         }
         if let Some(root) = &changes.root {
             tx.set_vault_value("root", root)?;
+        }
+        if changes.format {
+            tx.set_vault_value("format", INDEX_FORMAT)?;
         }
         if let Some(cache) = &changes.feed_cache {
             tx.set_vault_value("feed_cache", cache)?;

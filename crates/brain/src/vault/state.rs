@@ -10,7 +10,7 @@ use brain_core::vault::{
 use brain_core::{Item, Kind, Scope, Severity, Status, Timestamp, ValidationError};
 use serde::{Deserialize, Serialize};
 
-use super::text::{one_line, without_private};
+use super::text::{one_line, redacted, without_private};
 
 /// Frontmatter value `generated_by:` of the notes the tick writes (pointer notes, amygdala
 /// signal files). Only files carrying it are ever rewritten or removed by the tick.
@@ -96,6 +96,9 @@ pub(crate) struct ArcState {
     /// Targets of the frontmatter `edges` and the `@edge` markers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub edges: Vec<String>,
+    /// The agent hosts of the arc's sessions (`hosts:`, written by capture).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 impl ArcState {
@@ -228,6 +231,8 @@ pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize) -> Analyzed 
 /// indexed becomes a diagnostic.
 pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usize, counter: TokenCounter) -> Analyzed {
     let (doc, mut diagnostics) = parse(relpath, bytes, max_bytes);
+    let (derived_markers, derive_diagnostics) = derived_items(&doc, bytes);
+    diagnostics.extend(derive_diagnostics);
     let mut state = FileState::default();
     // The parser reads nothing of these (its diagnostics say why).
     let binary_or_oversized = bytes.len() > max_bytes || bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0);
@@ -275,7 +280,7 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
     let scope = file_scope(&state);
     let source = format!("{SOURCE_PREFIX}{relpath}");
     let mut items = Vec::new();
-    for derived in derived_items(&doc) {
+    for derived in derived_markers {
         match derived {
             DerivedMarker::Inject(inject) => {
                 let marker = &doc.markers[inject.marker];
@@ -390,25 +395,35 @@ fn arc_state(fm: &Frontmatter, cluster_id: &str, created: Timestamp, markers: &[
         title: fm
             .title
             .as_deref()
-            .map(|title| without_private(title).trim().to_string())
+            .map(|title| redacted(title).trim().to_string())
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| cluster_id.to_string()),
         region: fm.region.map(|region| region.as_str().to_string()),
         status: fm.status.map(|status| status.as_str().to_string()),
         heat: fm.heat,
         created: seconds(created),
-        summary: fm
-            .summary
-            .as_deref()
-            .map(|summary| without_private(summary).trim().to_string())
-            .filter(|s| !s.is_empty()),
+        summary: fm.summary.as_deref().map(|summary| redacted(summary).trim().to_string()).filter(|s| !s.is_empty()),
         synthesized: fm.synthesized.unwrap_or(false),
         sessions: u32::try_from(fm.source_sessions.len()).unwrap_or(u32::MAX),
         tools: signals.tools,
         joy: signals.joy,
         replayed_from: fm.replayed_from.iter().map(|id| id.trim().to_string()).filter(|id| !id.is_empty()).collect(),
         edges,
+        hosts: hosts_of(fm),
     }
+}
+
+/// The known agent hosts listed under `hosts:` (anything else is ignored).
+fn hosts_of(fm: &Frontmatter) -> Vec<String> {
+    let Some(brain_core::vault::FmValue::List(items)) = fm.get("hosts").map(|entry| &entry.value) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| item.as_scalar())
+        .filter_map(|name| name.trim().parse::<crate::capture::Host>().ok())
+        .map(|host| host.to_string())
+        .collect()
 }
 
 /// `2026-04-09-…` → midnight UTC of that date.
@@ -444,7 +459,8 @@ struct ItemSpec {
 
 /// A vault-derived item: approved by construction, read-only through the API, dated from
 /// the file (so recency means the age of the knowledge, not of the scan). The content is
-/// the user's own text, indexed as written (no redaction); it is validated and its tokens
+/// the user's own text, redacted at derivation (`derived_items`; arc titles and summaries in
+/// `arc_state`) like every other text that reaches an agent; it is validated and its tokens
 /// counted like every other item.
 fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter) -> Result<Item, ValidationError> {
     let (strength, decay_rate) = spec.kind.default_strength();

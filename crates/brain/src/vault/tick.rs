@@ -243,6 +243,10 @@ fn ms(since: Instant) -> f64 {
 pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport> {
     let location = &options.location;
     let _lock = fsio::lock(&brain.home, !options.dry_run)?;
+    if !options.dry_run {
+        // A killed tick, scan or capture may have left its temp files behind.
+        fsio::sweep_stale_temps(&location.root);
+    }
     let now = brain.now;
     let config = &brain.config.vault;
     let mut clock = Clock::new();
@@ -623,7 +627,9 @@ fn plan_notes(
         if !wanted.insert(relpath.clone()) {
             continue;
         }
-        write(relpath, render_signal_note(signal), &mut ops, skipped);
+        // A signal of an arc graduating in this tick links to where the arc goes.
+        let arc_relpath = moved.get(signal.relpath).copied().unwrap_or(signal.relpath);
+        write(relpath, render_signal_note(signal, arc_relpath), &mut ops, skipped);
     }
     let mut removals: Vec<&str> = pointers.values().flatten().map(|(relpath, _)| *relpath).collect();
     removals.extend(signal_notes);
@@ -679,9 +685,9 @@ fn signal_relpath(signal: &ActiveSignal<'_>) -> String {
 }
 
 /// One amygdala note per active critical or nuclear signal.
-fn render_signal_note(signal: &ActiveSignal<'_>) -> String {
+fn render_signal_note(signal: &ActiveSignal<'_>, arc_relpath: &str) -> String {
     let source = one_line(signal.signal.source.as_deref().unwrap_or("unknown")).into_owned();
-    let link = signal.relpath.strip_suffix(".md").unwrap_or(signal.relpath);
+    let link = arc_relpath.strip_suffix(".md").unwrap_or(arc_relpath);
     let mut out = format!(
         "---\ngenerated_by: {GENERATED_BY}\nbrain_note: signal\nbrain_key: {}\nseverity: {}\nsource: {}\n---\n\n",
         yaml_quoted(&signal.signal.id),
@@ -915,7 +921,8 @@ fn apply_edit(
     let mut new = text.to_string();
     if !edit.tombstones.is_empty() {
         let (doc, _) = parse(&edit.relpath, &bytes, usize::MAX);
-        let mut spans: Vec<Range<usize>> = derived_items(&doc)
+        let mut spans: Vec<Range<usize>> = derived_items(&doc, &bytes)
+            .0
             .into_iter()
             .filter_map(|derived| match derived {
                 DerivedMarker::Item(item) if edit.tombstones.contains(&item.id) => {

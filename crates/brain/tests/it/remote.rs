@@ -374,12 +374,15 @@ fn remote_hooks_without_a_home_or_with_a_bad_url_still_fail_open() {
     assert_eq!(stdout(&output), format!("{EMPTY_SESSION_START}\n"));
     // The log folder is created for the reason: a remote-only machine has no home otherwise.
     assert!(hooks_log(&env).contains("unsupported scheme \"gopher\""), "{}", hooks_log(&env));
-    let output =
-        env.brain().args(["--remote", "http://127.0.0.1:9", "hook", "user-prompt-submit"]).write_stdin("{}").output();
+    let output = env
+        .brain()
+        .args(["--remote", "http://127.0.0.1:9", "hook", "user-prompt-submit"])
+        .write_stdin(r#"{"session_id": "s-1"}"#)
+        .output();
     let output = output.unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert!(output.stdout.is_empty());
-    assert!(hooks_log(&env).contains("user-prompt-submit: skipped: not supported with --remote"));
+    assert!(hooks_log(&env).contains("user-prompt-submit: remote:"), "{}", hooks_log(&env));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -329,3 +329,63 @@ fn verify_commands_run_only_when_allowed_and_never_through_a_shell() {
     assert_eq!(outcomes[0], "passed");
     assert!(outcomes[1].starts_with("cannot run \"exit\" (no shell is used)"), "{outcomes:?}");
 }
+
+/// Issue 15, bug 1: the blocks of an arc are identified by its `cluster_id`, so graduation
+/// (a move) keeps every id: the amygdala note is not renamed or rewritten, the diff lists no
+/// signal as new, and the index keeps the items.
+#[test]
+fn a_graduating_arc_keeps_the_ids_of_its_signals_and_their_amygdala_note() {
+    let env = Env::new();
+    let vault = Vault::new(&env);
+    let relpath = "clusters/2026-10-01/2026-10-01-old-outage-dddddddddddd.md";
+    vault.write(
+        relpath,
+        "---\ncluster_id: 2026-10-01-old-outage-dddddddddddd\ntitle: Old outage\nregion: left-hemisphere\n\
+         status: complete\nheat: 0\ncreated: 2026-10-01T12:00:00Z\n---\n\n\
+         <!-- @signal severity=critical source=billing -->\nBilling webhooks dropped.\n<!-- @/signal -->\n\n\
+         <!-- @lesson -->\nReplay from the queue.\n<!-- @/lesson -->\n",
+    );
+    env.json(&["vault", "scan", "--vault", vault.arg()]);
+    let ids_before = vault_item_ids(&env);
+    assert_eq!(ids_before.len(), 3, "{ids_before:?}");
+    let report = tick(&env, &vault, &[]);
+    assert_eq!(report["graduations"][0]["to"], "left/2026-10-01-old-outage-dddddddddddd.md", "{report}");
+    assert_eq!(vault_item_ids(&env), ids_before, "the move keeps every id");
+    let amygdala = files_in(&vault, "amygdala");
+    assert_eq!(amygdala.len(), 1, "{amygdala:?}");
+    let note = vault.read(&format!("amygdala/{}", amygdala[0]));
+    assert!(
+        note.contains("From [[left/2026-10-01-old-outage-dddddddddddd]]"),
+        "the note links where the arc went:\n{note}"
+    );
+    // The next tick finds the same signal: no note renamed or rewritten, nothing new.
+    let second = tick(&env, &vault, &[]);
+    assert_eq!(second["notes"].as_array().unwrap().len(), 0, "{second}");
+    assert_eq!(files_in(&vault, "amygdala"), amygdala);
+    let diff = vault.read("brain-feed/last-tick-diff.md");
+    assert!(!diff.contains("new: "), "{diff}");
+    assert_eq!(vault_item_ids(&env), ids_before);
+}
+
+/// Ids of the vault's items in the index.
+fn vault_item_ids(env: &Env) -> Vec<String> {
+    let items = json(env, &["list", "--all-scopes", "--limit", "1000"]);
+    let mut ids: Vec<String> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["source"].as_str().unwrap().starts_with("vault:"))
+        .map(|item| item["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn files_in(vault: &Vault, folder: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(vault.path(folder))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -6,9 +6,13 @@ use expect_test::expect;
 
 use super::*;
 
-fn render_derived(doc: &VaultDoc) -> String {
+fn render_derived(doc: &VaultDoc, bytes: &[u8]) -> String {
     let mut out = String::new();
-    for derived in derived_items(doc) {
+    let (derived, diagnostics) = derived_items(doc, bytes);
+    for diagnostic in diagnostics {
+        writeln!(out, "! L{} {}: {}", diagnostic.line, diagnostic.severity, diagnostic.message).unwrap();
+    }
+    for derived in derived {
         match derived {
             DerivedMarker::Item(item) => {
                 write!(out, "{} L{} {} imp={} {:?}", item.id, item.line, item.kind, item.importance, item.title)
@@ -62,6 +66,7 @@ second line<!-- @/decision -->
 ";
     let (doc, _) = parse(RELPATH, text.as_bytes(), DEFAULT_MAX_BYTES);
     expect![[r#"
+        ! L17 info: the same @lesson block is written earlier in the file; indexed once
         mem_v3ee1e4a88381cfa86957076b L1 lesson imp=3 "Write the key."
         mem_vc543c5aca70179132eee20c2 L2 decision imp=3 "Parsers first."
         mem_v975541124d927e43fa2d5041 L3 todo imp=5 "p1"
@@ -69,21 +74,21 @@ second line<!-- @/decision -->
         mem_v93f92fb9d32a7129e6af5ee8 L5 todo imp=3 "p3"
         mem_v51460ae28272416b89eaa71c L6 todo imp=2 "p7"
         mem_v2a9620fc863ec03f69fb6605 L7 todo imp=2 "none"
-        mem_vcc065b7c3ae33e77eeb75b3d L8 signal imp=3 "Ban rate rising." severity=critical source=auth-broker
-        mem_vfd28f6d709fd9c11c5616250 L9 signal imp=3 "No severity." severity=info
+        mem_v074f349d239c3046d6803d06 L8 signal imp=3 "Ban rate rising." severity=critical source=auth-broker
+        mem_v41ed180b2feec386fe33db9c L9 signal imp=3 "No severity." severity=info
         mem_v35eff546617115f5cd946b35 L10 inject target=Some("claude.md") ttl_days=Some(30) "Top priority."
         mem_v6291d13c47b6d21865f1579b L11 note imp=3 "v1 shipped."
         mem_vfc6d99d859d68e3c8b2b4370 L12 note imp=3 "Hot paragraph" heat=9
         mem_v082ccb66d8b719370befa41e L19 decision imp=3 "A title line that is much longer than one hundred characters, so it gets shortened with an ellipsis…"
     "#]]
-    .assert_eq(&render_derived(&doc));
+    .assert_eq(&render_derived(&doc, text.as_bytes()));
 }
 
 #[test]
 fn ids_are_stable_when_a_marker_moves_or_is_reflowed_and_change_with_content_type_or_path() {
     let id_of = |relpath: &str, text: &str| {
         let (doc, _) = parse(relpath, text.as_bytes(), DEFAULT_MAX_BYTES);
-        derived_items(&doc).first().map(|derived| derived.id().to_string()).unwrap()
+        derived_items(&doc, text.as_bytes()).0.first().map(|derived| derived.id().to_string()).unwrap()
     };
     let original = id_of("a.md", "<!-- @lesson -->Keep it simple.<!-- @/lesson -->\n");
     validate_id(&original).unwrap();
@@ -117,4 +122,42 @@ fn edges_come_from_the_frontmatter_and_edge_markers() {
     let (doc, _) = parse(RELPATH, text.as_bytes(), DEFAULT_MAX_BYTES);
     let edges: Vec<String> = doc.edges().iter().map(|edge| format!("{}→{}", edge.edge_type, edge.target)).collect();
     assert_eq!(edges, ["parent→p", "sibling→s"]);
+}
+
+#[test]
+fn the_blocks_of_an_arc_keep_their_ids_when_the_arc_moves() {
+    let text = "---\ncluster_id: 2026-04-09-x-3f2a\n---\n<!-- @signal severity=warning source=ci -->CI red.<!-- @/signal -->\n<!-- @lesson -->Pin the runner.<!-- @/lesson -->\n";
+    let ids = |relpath: &str| {
+        let (doc, _) = parse(relpath, text.as_bytes(), DEFAULT_MAX_BYTES);
+        derived_items(&doc, text.as_bytes()).0.iter().map(|d| d.id().to_string()).collect::<Vec<_>>()
+    };
+    let before = ids("clusters/2026-04-09/2026-04-09-x-3f2a.md");
+    assert_eq!(before.len(), 2);
+    assert_eq!(before, ids("left/2026-04-09-x-3f2a.md"), "graduation (a move) keeps every id");
+    // A note without a cluster_id is identified by its path.
+    let note = "<!-- @lesson -->Pin the runner.<!-- @/lesson -->\n";
+    let (a, _) = parse("notes/a.md", note.as_bytes(), DEFAULT_MAX_BYTES);
+    let (b, _) = parse("notes/b.md", note.as_bytes(), DEFAULT_MAX_BYTES);
+    assert_ne!(derived_items(&a, note.as_bytes()).0[0].id(), derived_items(&b, note.as_bytes()).0[0].id());
+}
+
+#[test]
+fn signals_with_the_same_text_from_other_sources_or_severities_are_distinct_and_repeats_are_reported() {
+    let text = "<!-- @signal severity=warning source=ci -->Disk almost full.<!-- @/signal -->
+<!-- @signal severity=warning source=db -->Disk almost full.<!-- @/signal -->
+<!-- @signal severity=critical source=ci -->Disk almost full.<!-- @/signal -->
+<!-- @signal source=ci severity=warning -->Disk   almost full.<!-- @/signal -->
+<!-- @lesson -->Same.<!-- @/lesson -->
+<!-- @lesson -->Same.<!-- @/lesson -->
+";
+    let (doc, _) = parse(RELPATH, text.as_bytes(), DEFAULT_MAX_BYTES);
+    expect![[r#"
+        ! L4 info: the same @signal block is written earlier in the file; indexed once
+        ! L6 info: the same @lesson block is written earlier in the file; indexed once
+        mem_vb36ef9556ca976f5dac1a748 L1 signal imp=3 "Disk almost full." severity=warning source=ci
+        mem_v9b66211c7a29d0116e009a3a L2 signal imp=3 "Disk almost full." severity=warning source=db
+        mem_v410231a116b7c69ca6228deb L3 signal imp=3 "Disk almost full." severity=critical source=ci
+        mem_v9977da6f369c9e1d00b400ab L5 lesson imp=3 "Same."
+    "#]]
+    .assert_eq(&render_derived(&doc, text.as_bytes()));
 }

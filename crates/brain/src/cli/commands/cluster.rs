@@ -42,10 +42,11 @@ pub fn print(report: &ClusterReport, json: bool) {
     for arc in &report.arcs {
         let reason = arc.reason.as_deref().map(|r| format!(" — {r}")).unwrap_or_default();
         out.line(format!(
-            "{:<9} {}  ({} sessions, heat {}, {}, {}){reason}",
+            "{:<9} {}  ({} sessions from {}, heat {}, {}, {}){reason}",
             arc.action.as_str(),
             arc.path,
             arc.sessions,
+            arc.hosts.join(", "),
             arc.heat,
             arc.status,
             arc.region

@@ -36,8 +36,18 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     if report.problems.is_empty() {
         return Ok(());
     }
+    let hint = if report.locked {
+        "another brain process is writing (an import, a scan, a tick?): run `brain doctor` again when it is done"
+    } else if report.problems.iter().any(|problem| problem.starts_with("integrity:")) {
+        "the database file is damaged: restore it from a backup, or `brain export` what is readable, move the \
+         file away, `brain init` and `brain import`"
+    } else if report.problems.iter().any(|problem| problem.starts_with("search index:")) {
+        "run `brain doctor --repair` to rebuild the search index"
+    } else {
+        "fix the problems above, then run `brain doctor` again"
+    };
     Err(BrainError::user_with_hint(
         format!("{} problem(s): {}", report.problems.len(), report.problems.join("; ")),
-        "run `brain doctor --repair` to rebuild the search index",
+        hint,
     ))
 }

@@ -1,11 +1,12 @@
-//! `brain extract`: summarize the Claude Code sessions of a time window (SPEC §6.7).
+//! `brain extract`: summarize the sessions of a time window (SPEC §6.7), from Claude Code
+//! transcripts, Codex rollouts or Gemini CLI chats (`--agent`).
 
 use std::path::PathBuf;
 
 use brain_core::time::format_timestamp;
 
 use crate::app::{Brain, Context};
-use crate::capture::{self, ExtractOptions, ExtractReport, Window};
+use crate::capture::{self, ExtractOptions, ExtractReport, Host, Window};
 use crate::cli::progress;
 use crate::error::BrainResult;
 use crate::output::Out;
@@ -23,19 +24,41 @@ pub struct ExtractArgs {
     /// Skip sessions with fewer prompts than this (tool results are not prompts)
     #[arg(long, default_value_t = capture::extract::DEFAULT_MIN_TURNS, value_name = "N")]
     pub min_turns: u32,
-    /// Folder of Claude Code transcripts (<DIR>/<project>/<session>.jsonl) [default: ~/.claude/projects]
+    /// Whose transcripts: claude-code, codex (rollouts) or gemini (chats)
+    #[arg(long, value_enum, default_value = "claude-code")]
+    pub agent: TranscriptAgent,
+    /// Folder of transcripts [default: ~/.claude/projects; codex: $CODEX_HOME/sessions (~/.codex/sessions); gemini: ~/.gemini/tmp]
     #[arg(long, value_name = "DIR")]
     pub projects_dir: Option<PathBuf>,
+}
+
+/// The hosts whose transcripts brain reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TranscriptAgent {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+impl TranscriptAgent {
+    pub fn host(self) -> Host {
+        match self {
+            TranscriptAgent::ClaudeCode => Host::ClaudeCode,
+            TranscriptAgent::Codex => Host::Codex,
+            TranscriptAgent::Gemini => Host::Gemini,
+        }
+    }
 }
 
 impl ExtractArgs {
     pub fn options(&self, context: &Context) -> BrainResult<ExtractOptions> {
         let window = Window::parse(&self.since, self.until.as_deref(), context.now)?;
+        let host = self.agent.host();
         let projects_dir = match &self.projects_dir {
             Some(dir) => context.cwd.join(dir),
-            None => capture::extract::default_projects_dir(),
+            None => capture::extract::default_projects_dir(host),
         };
-        Ok(ExtractOptions { projects_dir, window, min_turns: self.min_turns, project: context.project.clone() })
+        Ok(ExtractOptions { host, projects_dir, window, min_turns: self.min_turns, project: context.project.clone() })
     }
 }
 
@@ -59,8 +82,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         let prompt: String = session.first_prompt.split_whitespace().collect::<Vec<_>>().join(" ");
         let prompt: String = prompt.chars().take(70).collect();
         out.line(format!(
-            "{start}  {:<20} {:>4} turns {:>5} tools  {}  {prompt}",
-            session.project, session.turns, session.tool_calls, session.session_id
+            "{start}  {:<11} {:<20} {:>4} turns {:>5} tools  {}  {prompt}",
+            session.host, session.project, session.turns, session.tool_calls, session.session_id
         ));
     }
     print_summary(&report);
@@ -90,16 +113,20 @@ pub fn print_summary(report: &ExtractReport) {
         files.unreadable
     );
     let skipped = &report.skipped;
-    if skipped.too_short + skipped.outside_window + skipped.no_timestamps > 0 {
-        eprintln!(
+    if skipped.too_short + skipped.outside_window + skipped.no_timestamps + skipped.other_project > 0 {
+        let mut line = format!(
             "skipped: {} with fewer than {} turns, {} outside the window, {} without timestamps",
             skipped.too_short, report.filter.min_turns, skipped.outside_window, skipped.no_timestamps
         );
+        if skipped.other_project > 0 {
+            line.push_str(&format!(", {} of other projects", skipped.other_project));
+        }
+        eprintln!("{line}");
     }
-    if lines.bad_json + lines.unknown_type + lines.truncated > 0 {
+    if lines.bad_json + lines.unknown_type + lines.truncated + lines.oversized > 0 {
         eprintln!(
-            "lines skipped: {} not JSON, {} of unknown record types, {} cut short at the end of a file",
-            lines.bad_json, lines.unknown_type, lines.truncated
+            "lines skipped: {} not JSON, {} of unknown record types, {} cut short at the end of a file, {} longer than 16 MiB",
+            lines.bad_json, lines.unknown_type, lines.truncated, lines.oversized
         );
     }
     for warning in &report.warnings {

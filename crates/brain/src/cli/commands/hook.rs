@@ -1,13 +1,16 @@
-//! `brain hook …`: the agent hooks. Every hook always exits 0 (fail-open, SPEC §7.4).
+//! `brain hook …`: the agent hooks of every host (always exit 0, fail-open, SPEC §7.4) and
+//! `install`/`uninstall`, which put them into (or take them out of) a host's settings.
 
 use std::io::Read;
 use std::path::PathBuf;
+use std::time::Instant;
 
-use crate::app::Context;
-use crate::cli::commands::hook_capture;
+use crate::app::{Brain, Context, SessionRequest};
+use crate::capture::Host;
 use crate::config;
 use crate::error::{BrainError, BrainResult};
-use crate::hook::{self, InstallScope};
+use crate::hook::install::{self, Change, InstallOutcome, InstallScope};
+use crate::hook::{self, CaptureEvent, HookEvent, HookRun, cursor, hosts};
 use crate::output::Out;
 
 #[derive(Debug, clap::Args)]
@@ -18,21 +21,38 @@ pub struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum HookCommand {
-    /// Claude Code SessionStart: print the working memory as hook JSON
-    SessionStart,
-    /// Claude Code UserPromptSubmit: re-inject every N turns when the brain changed
-    UserPromptSubmit,
-    /// Claude Code Stop: capture what the session did so far
-    Stop,
-    /// Claude Code SessionEnd: capture the session that ended
-    SessionEnd,
-    /// Merge brain's hooks into the agent's settings file (idempotent, with a backup)
+    /// Session start: print the working memory as the host's hook JSON
+    SessionStart(EventArgs),
+    /// Prompt submitted: task recall at the first prompt, a refresh every N turns on change
+    UserPromptSubmit(EventArgs),
+    /// The agent stopped: capture what the session did so far
+    Stop(EventArgs),
+    /// The session ended: capture it
+    SessionEnd(EventArgs),
+    /// Merge brain's hooks into a host's settings (idempotent, with a backup; --dry-run shows the diff)
     Install(InstallArgs),
+    /// Take brain's hooks out of a host's settings (everything else is kept)
+    Uninstall(UninstallArgs),
 }
 
+/// The hosts brain's hooks speak to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Agent {
     ClaudeCode,
+    Codex,
+    Gemini,
+    Cursor,
+}
+
+impl Agent {
+    pub fn host(self) -> Host {
+        match self {
+            Agent::ClaudeCode => Host::ClaudeCode,
+            Agent::Codex => Host::Codex,
+            Agent::Gemini => Host::Gemini,
+            Agent::Cursor => Host::Cursor,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,110 +62,250 @@ pub enum Scope {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct InstallArgs {
-    /// The agent whose settings get the hooks
+pub struct EventArgs {
+    /// The host calling the hook: the input it sends and the output it reads
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: Agent,
-    /// user: ~/.claude/settings.json; project: .claude/settings.json at the project root
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// The host whose settings get the hooks
+    #[arg(long, value_enum, default_value = "claude-code")]
+    pub agent: Agent,
+    /// user: the host's settings in your home (~/.claude, ~/.codex, ~/.gemini, ~/.cursor);
+    /// project: the same folder at the project root
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
-    /// The command hooks run [default: this brain binary's absolute path]
+    /// The program hooks run [default: this brain binary's absolute path, quoted for the shell]
     #[arg(long)]
     pub command: Option<String>,
     /// Write this settings file instead
     #[arg(long)]
     pub settings: Option<PathBuf>,
+    /// Show the change as a diff; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
-fn read_stdin_bytes() -> Vec<u8> {
-    let mut bytes = Vec::new();
-    if super::stdin_is_piped() {
-        let _ = std::io::stdin().read_to_end(&mut bytes);
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// The host whose settings lose the hooks
+    #[arg(long, value_enum, default_value = "claude-code")]
+    pub agent: Agent,
+    /// user or project, as for install
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+    /// Edit this settings file instead
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
+    /// Show the change as a diff; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl Args {
+    /// What a hook prints when it cannot even start (no working directory, a bad `--now`).
+    pub fn fallback_payload(&self) -> Option<String> {
+        let (agent, event) = match &self.command {
+            HookCommand::SessionStart(args) => (args.agent, HookEvent::SessionStart),
+            HookCommand::UserPromptSubmit(args) => (args.agent, HookEvent::UserPromptSubmit),
+            HookCommand::Stop(args) => (args.agent, HookEvent::Stop),
+            HookCommand::SessionEnd(args) => (args.agent, HookEvent::SessionEnd),
+            HookCommand::Install(_) | HookCommand::Uninstall(_) => return None,
+        };
+        Some(hook::quiet_payload(agent.host(), event)).filter(|payload| !payload.is_empty())
     }
-    bytes
+}
+
+/// The hook's stdin, read by the hook's worker within its deadline; a terminal is no input.
+fn hook_run(context: &Context, agent: Agent, started: Instant) -> HookRun {
+    let stdin: Box<dyn Read + Send> =
+        if super::stdin_is_piped() { Box::new(std::io::stdin()) } else { Box::new(std::io::empty()) };
+    HookRun { host: agent.host(), context: context.clone(), started, stdin }
+}
+
+fn print_payload(output: &str) {
+    if !output.is_empty() {
+        Out::new().line(output);
+    }
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    match args.command {
-        HookCommand::SessionStart => {
-            let output = hook::session_start(context, &read_stdin_bytes());
-            Out::new().line(output);
-            Ok(())
+    let started = Instant::now();
+    let output = match args.command {
+        HookCommand::SessionStart(args) => hook::session_start(hook_run(context, args.agent, started)),
+        HookCommand::UserPromptSubmit(args) => hook::user_prompt_submit(hook_run(context, args.agent, started)),
+        HookCommand::Stop(args) => hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::Stop),
+        HookCommand::SessionEnd(args) => {
+            hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::SessionEnd)
         }
-        HookCommand::UserPromptSubmit => {
-            let output = hook::user_prompt_submit(context, &read_stdin_bytes());
-            if !output.is_empty() {
-                Out::new().line(output);
-            }
-            Ok(())
-        }
-        HookCommand::Stop => hook_capture::run(context, hook_capture::Args { event: hook_capture::Event::Stop }),
-        HookCommand::SessionEnd => {
-            hook_capture::run(context, hook_capture::Args { event: hook_capture::Event::SessionEnd })
-        }
-        HookCommand::Install(install) => run_install(context, install, json),
-    }
+        HookCommand::Install(install) => return run_install(context, install, json),
+        HookCommand::Uninstall(uninstall) => return run_uninstall(context, uninstall, json),
+    };
+    print_payload(&output);
+    Ok(())
 }
 
 /// The hooks with `--remote` / `BRAIN_URL`: session-start asks the server; the hooks remote
-/// mode does not cover do nothing (and still exit 0); install touches no store and runs as
-/// usual.
+/// mode does not cover do nothing (and still exit 0); install and uninstall touch no store
+/// and run as usual.
 pub fn run_remote(context: &Context, args: Args, url: &str, fixed_clock: bool, json: bool) -> BrainResult<()> {
-    match args.command {
-        HookCommand::SessionStart => {
-            let output = hook::session_start_remote(context, &read_stdin_bytes(), url, fixed_clock);
-            Out::new().line(output);
-            Ok(())
+    let started = Instant::now();
+    let output = match args.command {
+        HookCommand::SessionStart(args) => {
+            hook::session_start_remote(hook_run(context, args.agent, started), url, fixed_clock)
         }
-        HookCommand::UserPromptSubmit | HookCommand::Stop | HookCommand::SessionEnd => {
-            // Drain the hook input so the agent's write never meets a closed pipe.
-            read_stdin_bytes();
-            let event = match args.command {
-                HookCommand::UserPromptSubmit => "user-prompt-submit",
-                HookCommand::Stop => "stop",
-                _ => "session-end",
-            };
-            hook::skip_remote(context, event);
-            Ok(())
+        HookCommand::UserPromptSubmit(args) => {
+            hook::user_prompt_submit_remote(hook_run(context, args.agent, started), url, fixed_clock)
         }
-        HookCommand::Install(install) => run_install(context, install, json),
+        HookCommand::Stop(args) => hook::skip_remote(hook_run(context, args.agent, started), HookEvent::Stop),
+        HookCommand::SessionEnd(args) => {
+            hook::skip_remote(hook_run(context, args.agent, started), HookEvent::SessionEnd)
+        }
+        HookCommand::Install(install) => return run_install(context, install, json),
+        HookCommand::Uninstall(uninstall) => return run_uninstall(context, uninstall, json),
+    };
+    print_payload(&output);
+    Ok(())
+}
+
+/// The settings file `--settings`, else the host's for the scope.
+fn settings_file(context: &Context, host: Host, scope: Scope, explicit: Option<&PathBuf>) -> BrainResult<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(context.cwd.join(path));
+    }
+    let scope = match scope {
+        Scope::User => InstallScope::User,
+        Scope::Project => InstallScope::Project,
+    };
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from);
+    let home = match (scope, home) {
+        (InstallScope::User, None) => return Err(BrainError::user("HOME is not set; pass --settings FILE")),
+        (_, home) => home.unwrap_or_default(),
+    };
+    let codex_home = std::env::var_os("CODEX_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    Ok(install::settings_path(host, scope, &home, &config::project_root(&context.cwd), codex_home.as_deref()))
+}
+
+/// What installed hooks run before `hook …`: this binary (quoted when its path needs it) or
+/// `--command`, and `--home DIR` when the home is not the default one, so the hooks find
+/// the home this install was run with.
+fn command_prefix(context: &Context, explicit: Option<String>) -> BrainResult<String> {
+    let mut prefix = match explicit {
+        Some(command) => command,
+        None => {
+            let exe = std::env::current_exe()
+                .map_err(|err| BrainError::internal(format!("cannot find this executable: {err}")))?;
+            install::shell_quote(&exe.to_string_lossy())
+        }
+    };
+    if context.home != config::default_home() {
+        prefix.push_str(" --home ");
+        prefix.push_str(&install::shell_quote(&context.home.to_string_lossy()));
+    }
+    Ok(prefix)
+}
+
+fn host_notes(host: Host, scope: Scope) -> Vec<String> {
+    match (host, scope) {
+        (Host::Codex, _) => vec![
+            "Codex runs new hooks only once you trust them: start `codex`, open /hooks and trust brain's \
+             (automation: `codex exec --dangerously-bypass-hook-trust`)"
+                .into(),
+            "Codex has no SessionEnd event: sessions are captured at every Stop".into(),
+        ],
+        (Host::Gemini, Scope::Project) => {
+            vec!["Gemini CLI asks you to trust a project's hooks the first time it runs them".into()]
+        }
+        _ => Vec::new(),
     }
 }
 
 fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<()> {
-    let scope = match args.scope {
-        Scope::User => InstallScope::User,
-        Scope::Project => InstallScope::Project,
-    };
-    let settings = match (&args.settings, scope) {
-        (Some(path), _) => context.cwd.join(path),
-        (None, InstallScope::User) => {
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .ok_or_else(|| BrainError::user("HOME is not set; pass --settings FILE"))?;
-            home.join(".claude").join("settings.json")
+    let host = args.agent.host();
+    let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
+    let prefix = command_prefix(context, args.command)?;
+    let mut outcome = install::apply(&settings, host, &prefix, Change::Install, args.dry_run)?;
+    outcome.notes.extend(host_notes(host, args.scope));
+    if host == Host::Cursor {
+        outcome.notes.push(write_cursor_rule(context, args.dry_run));
+    }
+    report(&outcome, json, "installed")
+}
+
+fn run_uninstall(context: &Context, args: UninstallArgs, json: bool) -> BrainResult<()> {
+    let host = args.agent.host();
+    let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
+    let mut outcome = install::apply(&settings, host, "", Change::Uninstall, args.dry_run)?;
+    if host == Host::Cursor {
+        let root = config::project_root(&context.cwd);
+        let path = cursor::rule_path(&root);
+        if args.dry_run && cursor::is_managed(&path) {
+            outcome.notes.push(format!("would remove {}", path.display()));
+        } else if !args.dry_run && cursor::remove(&root)? {
+            outcome.notes.push(format!("removed {}", path.display()));
         }
-        (None, InstallScope::Project) => config::project_root(&context.cwd).join(".claude").join("settings.json"),
-    };
-    let command = match args.command {
-        Some(command) => command,
-        None => std::env::current_exe()
-            .map_err(|err| BrainError::internal(format!("cannot find this executable: {err}")))?
-            .display()
-            .to_string(),
-    };
-    let Agent::ClaudeCode = args.agent;
-    let outcome = hook::install_claude_code(&settings, &command)?;
+    }
+    report(&outcome, json, "removed")
+}
+
+/// Writes Cursor's rule for the current project; what happened, as a note.
+fn write_cursor_rule(context: &Context, dry_run: bool) -> String {
+    let root = config::project_root(&context.cwd);
+    let path = cursor::rule_path(&root);
+    if dry_run {
+        return format!("would write the working memory to {} (kept current by the hooks)", path.display());
+    }
+    let written = (|| {
+        let brain = Brain::open(context)?;
+        let cap = hosts::size_cap(Host::Cursor, &brain.config.hooks);
+        let request = SessionRequest { top: 5, max_chars: Some(cap.chars()), ..SessionRequest::default() };
+        let start = brain.session_start(&request)?;
+        cursor::write(&root, &start.text, true)
+    })();
+    match written {
+        Ok(cursor::RuleOutcome::NotOurs) => {
+            format!("{} exists and was not written by brain: left alone", path.display())
+        }
+        Ok(_) => format!("wrote the working memory to {} (kept current by the hooks; git-excluded)", path.display()),
+        Err(err) => format!("could not write {}: {err}", path.display()),
+    }
+}
+
+fn report(outcome: &InstallOutcome, json: bool, verb: &str) -> BrainResult<()> {
     let mut out = Out::new();
     if json {
-        out.json(&outcome);
-    } else if outcome.added.is_empty() {
-        out.line(format!("brain hooks already installed in {}", outcome.settings));
+        out.json(outcome);
+        return Ok(());
+    }
+    let host: Host = outcome.agent.parse().map_err(BrainError::internal)?;
+    if outcome.dry_run {
+        if outcome.changed() {
+            out.line(outcome.diff.trim_end());
+        } else {
+            eprintln!("no change to {}", outcome.settings);
+        }
+    } else if !outcome.changed() {
+        let state = if verb == "installed" { "already installed" } else { "not installed" };
+        out.line(format!("brain hooks for {} {state} in {}", host.display_name(), outcome.settings));
     } else {
-        out.line(format!("installed brain hooks ({}) in {}", outcome.added.join(", "), outcome.settings));
+        let mut events: Vec<&str> =
+            outcome.added.iter().chain(&outcome.updated).chain(&outcome.removed).map(String::as_str).collect();
+        events.dedup();
+        let verb = if !outcome.updated.is_empty() && outcome.added.is_empty() { "updated" } else { verb };
+        out.line(format!(
+            "{verb} brain hooks for {} ({}) in {}",
+            host.display_name(),
+            events.join(", "),
+            outcome.settings
+        ));
         if let Some(backup) = &outcome.backup {
             eprintln!("previous settings kept in {backup}");
         }
+    }
+    for note in &outcome.notes {
+        eprintln!("note: {note}");
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! `brain search QUERY`: BM25 over title, content, tags, files and schema key.
+//! `brain search QUERY`: ranked search over title, content, tags, files and schema key
+//! (`crate::search`), each result with why it matched.
 
 use brain_core::Status;
 use serde::Serialize;
@@ -26,6 +27,10 @@ pub struct Args {
     /// Skip this many results (the `next_offset` of the previous page)
     #[arg(long, default_value_t = 0)]
     pub offset: usize,
+    /// lexical, hybrid or semantic (default: `[search] mode`, lexical); hybrid and semantic
+    /// need `[embed]` and `brain embed`, and fall back to lexical saying why
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
 }
 
 /// One page of results: the JSON of `brain search --json` (a remote page is converted to it).
@@ -41,7 +46,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let query = args.query.join(" ");
     let filter = args.filter.to_filter(&brain, &[Status::Approved])?;
-    let found = crate::views::search_page(&brain, &query, filter, args.limit, args.offset)?;
+    let mode = args.mode.as_deref().map(crate::search::Mode::parse).transpose()?;
+    let found = crate::views::search_page_in(&brain, &query, filter, args.limit, args.offset, mode)?;
     let page = SearchPage { next_offset: found.next_offset, results: found.results, query };
     render(&page, args.offset, json);
     Ok(())
@@ -58,6 +64,7 @@ pub fn run_remote(remote: &RemoteBrain, args: Args, json: bool) -> BrainResult<(
         ("--kind", !filter.kinds.is_empty()),
         ("--status", !filter.statuses.is_empty()),
         ("--tag", !filter.tags.is_empty()),
+        ("--mode", args.mode.is_some()),
     ]
     .into_iter()
     .filter_map(|(flag, set)| set.then_some(flag))
@@ -106,6 +113,9 @@ fn render(page: &SearchPage, offset: usize, json: bool) {
         ));
         if !result.snippet.is_empty() {
             out.line(format!("     {}", result.snippet));
+        }
+        if !result.why.is_empty() {
+            out.line(format!("     ({})", result.why));
         }
     }
     if let Some(next) = page.next_offset {

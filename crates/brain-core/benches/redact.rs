@@ -1,0 +1,60 @@
+//! Benchmark: redaction throughput on what the write paths and the vault scan feed it.
+//!
+//! Clean text is the common case (one prefilter pass); text with secrets runs the detectors.
+//! Run with `cargo bench -p brain-core --bench redact`.
+
+use brain_core::redact::redact_str;
+use divan::counter::BytesCount;
+use divan::{Bencher, black_box};
+
+fn main() {
+    divan::main();
+}
+
+/// A realistic ~2 KB arc (prose, code, markers): clean.
+const ARC_2K: &str = include_str!("../tests/data/vault/arc-2k.md");
+
+/// A transcript-like mix of prose, shell, code, hashes and paths, 64 KB, clean.
+fn clean_mix() -> String {
+    let block = "Ran `cargo test -p brain --test it` in crates/brain; 105 passed.\n\
+        commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky test\n\
+        let token = tokens.next(); // the password policy needs 12 characters\n\
+        \"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==\",\n\
+        src/components/UserProfileCardHeader/LargeVariant.tsx renders the header.\n";
+    block.repeat(65_536 / block.len() + 1)
+}
+
+/// The same mix with a secret of some kind every ~600 bytes.
+fn with_secrets() -> String {
+    let block = "Ran the deploy with GITHUB_TOKEN=ghp_EXAMPLE0example1EXAMPLE0example1EXAM today.\n\
+        the admin password is Tr0ub4dor&3-EXAMPLE, and mysql -u root -pS3cr3t-EXAMPLE app\n\
+        commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky test\n\
+        the secret key is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, rotate it\n\
+        let token = tokens.next(); // the password policy needs 12 characters\n\
+        src/components/UserProfileCardHeader/LargeVariant.tsx renders the header.\n";
+    block.repeat(65_536 / block.len() + 1)
+}
+
+#[divan::bench]
+fn arc_2k_clean(bencher: Bencher) {
+    bencher.counter(BytesCount::of_str(ARC_2K)).bench(|| redact_str(black_box(ARC_2K)).len());
+}
+
+#[divan::bench]
+fn mix_64k_clean(bencher: Bencher) {
+    let text = clean_mix();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}
+
+#[divan::bench]
+fn mix_64k_with_secrets(bencher: Bencher) {
+    let text = with_secrets();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}
+
+#[divan::bench]
+fn base64_blob_64k(bencher: Bencher) {
+    // A long run of the key alphabet (an image pasted as base64): judged once, not per byte.
+    let text: String = (0..65_536).map(|i| b"Zm9vYmFyEXAMPLE0a1B2c3D4e5F6+/"[i % 30] as char).collect();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}

@@ -1,0 +1,362 @@
+//! The checks: each turns a detector's match into a finding, or rejects a look-alike.
+
+use std::ops::Range;
+
+use regex::Captures;
+
+use super::patterns::Finding;
+use super::values::*;
+
+pub(super) fn whole(caps: &Captures<'_>, kind: &'static str) -> Option<Finding> {
+    let whole = caps.get(0)?;
+    Some(Finding { range: whole.range(), kind })
+}
+
+/// A vendor token with a fixed prefix; rejected when the body is one repeated filler
+/// character (`ghp_xxxxxxxx…` in documentation).
+pub(super) fn token_with_prefix(caps: &Captures<'_>, kind: &'static str) -> Option<Finding> {
+    #[rustfmt::skip]
+    const PREFIXES: &[&str] = &[
+        "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "npm_", "hf_",
+        "sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_", "AIza", "brain_",
+    ];
+    let token = caps.get(0)?;
+    let text = token.as_str().strip_prefix('_').unwrap_or(token.as_str());
+    let body = PREFIXES.iter().find_map(|prefix| text.strip_prefix(prefix)).unwrap_or(text);
+    if is_one_repeated_char(body) {
+        return None;
+    }
+    Some(Finding { range: token.range(), kind })
+}
+
+pub(super) fn check_anthropic_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.get(0)?;
+    let body = &key.as_str().trim_start_matches('_')["sk-ant-".len()..];
+    if !(body.bytes().any(|b| b.is_ascii_alphabetic()) && body.bytes().any(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    Some(Finding { range: key.range(), kind: "anthropic-key" })
+}
+
+/// `sk-…` is common in prose (`sk-learn`); a real key's random body mixes upper case, lower
+/// case and digits.
+pub(super) fn check_openai_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.get(0)?;
+    if !has_upper_lower_digit(&key.as_str().trim_start_matches('_')["sk-".len()..]) {
+        return None;
+    }
+    Some(Finding { range: key.range(), kind: "openai-key" })
+}
+
+/// Slack tokens carry numeric ids after their prefix; `xoxb-not-a-token` has none.
+pub(super) fn check_slack_token(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let token = caps.get(0)?;
+    let body = token.as_str().split_once('-').map_or("", |(_, body)| body);
+    if !body.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Finding { range: token.range(), kind: "slack-token" })
+}
+
+/// A GitHub token whose two parts, joined, have exactly the token's length (36 characters
+/// after `ghp_`, 82 after `github_pat_`): a wrapped line does not change the token, while a
+/// word that merely follows a truncated one would rarely complete it exactly.
+pub(super) fn check_github_token_split(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let tail = caps.name("tail")?;
+    let (head, length) = match (caps.name("head"), caps.name("pat")) {
+        (Some(head), _) => (head, 36),
+        (None, Some(pat)) => (pat, 82),
+        (None, None) => return None,
+    };
+    let joined = format!("{}{}", head.as_str(), tail.as_str());
+    if joined.len() != length || !has_letter_and_digit(&joined) || is_one_repeated_char(&joined) {
+        return None;
+    }
+    Some(Finding { range: caps.get(0)?.start()..tail.end(), kind: "github-token" })
+}
+
+/// Bare AWS secret access keys: whole runs of exactly 40 characters of `A-Za-z0-9/+` (a
+/// run also continues through `_`, `-` and `=`, which make it something else) that pass the
+/// entropy rule ([`looks_high_entropy`]) with at least 4 bits per character. Git SHAs (hex),
+/// paths and identifiers (word-like) and longer runs (base64 blobs, hashes) are not it. One
+/// pass over the bytes, each run judged once.
+pub(super) fn bare_aws_secrets(text: &str) -> impl Iterator<Item = Finding> + '_ {
+    let in_run = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'+' | b'_' | b'-' | b'=');
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            let start = at + bytes[at..].iter().position(|&b| in_run(b))?;
+            let end = start + bytes[start..].iter().position(|&b| !in_run(b)).unwrap_or(bytes.len() - start);
+            at = end;
+            // Runs are ASCII, so their bounds are char boundaries.
+            let value = &text[start..end];
+            if value.len() == 40
+                && !value.contains(['_', '-', '='])
+                && looks_high_entropy(value)
+                && shannon_entropy(value) >= 4.0
+            {
+                return Some(Finding { range: start..end, kind: "aws-secret-key" });
+            }
+        }
+        None
+    })
+}
+
+/// `SG.<id>.<secret>`: random parts (letters and digits), not a dotted name.
+pub(super) fn check_sendgrid_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.get(0)?;
+    let body = &key.as_str()["SG.".len()..];
+    if !has_letter_and_digit(body) || body.split('.').any(is_one_repeated_char) {
+        return None;
+    }
+    Some(Finding { range: key.range(), kind: "sendgrid-key" })
+}
+
+/// `SK` + 32 hex digits, mixing letters and digits as random hex does.
+pub(super) fn check_twilio_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.get(0)?;
+    if !has_letter_and_digit(&key.as_str()[2..]) {
+        return None;
+    }
+    Some(Finding { range: key.range(), kind: "twilio-key" })
+}
+
+/// The password of `mysql -pX`, `docker login -p X`, `sshpass -p X`, `redis-cli -a X`
+/// (inside its quotes when quoted), unless it is a placeholder (`$MYSQL_PWD`).
+pub(super) fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    let quoted = secret.as_str().starts_with(['"', '\'']);
+    let range = if quoted { secret.start() + 1..secret.end() - 1 } else { secret.range() };
+    let value = &secret.as_str()[range.start - secret.start()..range.end - secret.start()];
+    if range.is_empty() || is_placeholder(value) {
+        return None;
+    }
+    Some(Finding { range, kind: "cli-password" })
+}
+
+/// "the admin password is hunter2": the value after a password named in prose counts when
+/// quoted or when it is not a plain word ("the password is wrong", "… is case-sensitive"),
+/// nor a quantity ("the password is 8 characters long"); after a token, secret or key it
+/// must look like one (12 or more characters mixing letters and digits, or random).
+/// Sentence punctuation after a bare value is kept.
+pub(super) fn check_prose_secret(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.name("key")?.as_str().to_ascii_lowercase();
+    let quoted = caps.name("dq").or_else(|| caps.name("sq")).or_else(|| caps.name("bq"));
+    let value = match quoted.or_else(|| caps.name("bare")) {
+        Some(value) if quoted.is_some() => value.range(),
+        Some(bare) => {
+            let trimmed = bare.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+            bare.start()..bare.start() + trimmed.len()
+        }
+        None => return None,
+    };
+    let value_text = &text[value.clone()];
+    if value_text.is_empty() || is_placeholder(value_text) || is_literal(value_text) {
+        return None;
+    }
+    let password_family = ["password", "passwd", "passphrase", "passcode", "pwd"].contains(&key.as_str());
+    let token_like = (value_text.len() >= 12 && has_letter_and_digit(value_text)) || looks_high_entropy(value_text);
+    let accepted = if password_family {
+        let plain_word = value_text.chars().all(|c| c.is_alphabetic() || matches!(c, '-' | '\''));
+        let quantity = value_text.bytes().all(|b| b.is_ascii_digit())
+            && text[value.end..].strip_prefix(' ').is_some_and(|rest| rest.starts_with(char::is_alphabetic));
+        quoted.is_some() || !(plain_word || quantity || looks_like_code(value_text))
+    } else {
+        token_like
+    };
+    accepted.then_some(Finding { range: value, kind: "secret-assignment" })
+}
+
+/// `Authorization: <scheme> <credential>`. Without a scheme the credential must look like
+/// a token (≥ 16 characters, letters and digits), so `authorization: required` is prose.
+pub(super) fn check_authorization_header(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    let value = secret.as_str();
+    let scheme = caps.name("scheme").map(|scheme| scheme.as_str().to_ascii_lowercase());
+    if value.len() < 8 || is_auth_scheme(value) || is_placeholder(value) {
+        return None;
+    }
+    let token_like = value.len() >= 16 && has_letter_and_digit(value);
+    let kind = match scheme.as_deref() {
+        Some("basic") => "basic-auth",
+        Some(_) => "bearer-token",
+        None if token_like => "bearer-token",
+        None => return None,
+    };
+    Some(Finding { range: secret.range(), kind })
+}
+
+/// `Bearer <token>` outside a header: "the bearer of this letter" has no digits.
+pub(super) fn check_bearer_word(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    if !has_letter_and_digit(secret.as_str()) {
+        return None;
+    }
+    Some(Finding { range: secret.range(), kind: "bearer-token" })
+}
+
+pub(super) fn check_url_password(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    if is_placeholder(secret.as_str()) {
+        return None;
+    }
+    Some(Finding { range: secret.range(), kind: "url-password" })
+}
+
+pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.name("key")?;
+    let quoted = caps.name("dq").or_else(|| caps.name("sq"));
+    let value = quoted.or_else(|| caps.name("bare"))?;
+    let value_text = value.as_str();
+    if is_placeholder(value_text) || is_literal(value_text) {
+        return None;
+    }
+    let words = key_words(key.as_str());
+    if quoted.is_none() && bare_value_is_code(text, caps, &words, key.start(), value.range()) {
+        return None;
+    }
+    let colon_prose = quoted.is_none()
+        && caps.name("sep").is_some_and(|sep| sep.as_str() == ":")
+        && (!reads_as_config_line(text, key.start(), value.end()) || is_prose_label(key.as_str(), value_text));
+    let kind = if is_secret_key(&words, value_text) && !colon_prose {
+        if is_aws_secret(&words, value_text) { "aws-secret-key" } else { "secret-assignment" }
+    } else if looks_high_entropy(value_text) {
+        "high-entropy"
+    } else {
+        return None;
+    };
+    // Only now, for an accepted value: scanning to the end of every candidate's run would
+    // make a long run of candidates quadratic.
+    let range = if quoted.is_some() { value.range() } else { value.start()..bare_run_end(text, value.end()) };
+    Some(Finding { range, kind })
+}
+
+/// The end of a bare value that the pattern may have cut at 128 characters.
+fn bare_run_end(text: &str, window_end: usize) -> usize {
+    let rest = &text[window_end..];
+    let run = rest.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | '&' | '\\'));
+    window_end + run.unwrap_or(rest.len())
+}
+
+/// Whether an unquoted value is code rather than a literal: an expression
+/// ([`looks_like_code`]), the key's own name (`token=token`, `self.token = token`), or a
+/// value in code-style spacing (`key = value`, `key: value`) that ends a statement
+/// (`IFLA_TOKEN = 7,`, `token: next_token;`), is followed by more code on its line
+/// (`let token = match kind {`), is a plain word without digits (`token = tokens`, a
+/// variable — so INI-style `password = changeme` is kept, `PASSWORD=changeme` is not), or
+/// follows a declaration keyword (`let`, `const`, `var`…). A plain word closed by `)` is an
+/// argument (`login(password=pw)`).
+fn bare_value_is_code(
+    text: &str,
+    caps: &Captures<'_>,
+    key_words: &[String],
+    key_start: usize,
+    value: Range<usize>,
+) -> bool {
+    let value_text = &text[value.clone()];
+    if looks_like_code(value_text) {
+        return true;
+    }
+    let normalized: String =
+        value_text.chars().filter(|c| !matches!(c, '_' | '-')).map(|c| c.to_ascii_lowercase()).collect();
+    if key_words.concat() == normalized || key_words.last().is_some_and(|last| *last == normalized) {
+        return true;
+    }
+    let next = text[value.end..].chars().next();
+    if is_identifier(value_text) && next == Some(')') {
+        return true;
+    }
+    let Some(sep) = caps.name("sep") else { return false };
+    let spaced = text[..sep.start()].ends_with([' ', '\t']) || text[sep.end()..].starts_with([' ', '\t']);
+    if !spaced {
+        return false;
+    }
+    if matches!(next, Some(',' | ';')) {
+        return true;
+    }
+    let line_before_key = line_before(text, key_start);
+    let declared = line_before_key
+        .split_whitespace()
+        .next_back()
+        .is_some_and(|word| ["let", "mut", "const", "var", "static", "val", "auto", "my", "local"].contains(&word));
+    if declared {
+        return true;
+    }
+    if sep.as_str() == ":" {
+        return false;
+    }
+    let rest_of_line = line_after(text, value.end).trim();
+    let more_code =
+        !(rest_of_line.is_empty() || rest_of_line.starts_with(['#', ';']) || rest_of_line.starts_with("//"));
+    more_code || (is_identifier(value_text) && !value_text.bytes().any(|b| b.is_ascii_digit()))
+}
+
+/// `Auth: done`, `Token: expired`: a capitalized label followed by a plain word is a note,
+/// not a header (header values are tokens, not words).
+fn is_prose_label(key: &str, value: &str) -> bool {
+    key.starts_with(|c: char| c.is_ascii_uppercase()) && value.chars().all(char::is_alphabetic)
+}
+
+/// `key: value` reads as a config line or header when the key starts the line (or follows a
+/// quote, `{`, `,`, `[`, a list dash or markdown bold) and the value ends it (or is closed
+/// by a quote, `,`, `}` or `]`).
+fn reads_as_config_line(text: &str, key_start: usize, value_end: usize) -> bool {
+    let line_before_key = line_before(text, key_start);
+    let starts_entry = line_before_key.trim_matches([' ', '\t', '-', '*', '>']).is_empty()
+        || line_before_key.trim_end_matches([' ', '\t']).ends_with(['"', '\'', '{', ',', '[']);
+    let rest_of_line = line_after(text, value_end).trim_start_matches([' ', '\t']);
+    let ends_entry = rest_of_line.is_empty()
+        || rest_of_line.starts_with('#')
+        || rest_of_line.starts_with(['"', '\'', ',', '}', ']']);
+    starts_entry && ends_entry
+}
+
+/// How far the checks look around a match on its line: enough for indentation, a
+/// declaration keyword or a trailing comment, and bounded so that a long line costs linear
+/// time however many candidates it holds.
+const LINE_CONTEXT: usize = 256;
+
+/// The line before `pos`, or its last [`LINE_CONTEXT`] bytes (rounded to a char boundary).
+fn line_before(text: &str, pos: usize) -> &str {
+    let mut start = pos.saturating_sub(LINE_CONTEXT);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    text[start..pos].rsplit(['\n', '\r']).next().unwrap_or("")
+}
+
+/// The line after `pos`, or its first [`LINE_CONTEXT`] bytes (rounded to a char boundary).
+fn line_after(text: &str, pos: usize) -> &str {
+    let mut end = (pos + LINE_CONTEXT).min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    text[pos..end].split(['\n', '\r']).next().unwrap_or("")
+}
+
+/// `--password hunter2`: a flag naming a secret, followed by a value that is not a plain
+/// word (a flag followed by a word is too often prose: "pass --token explicitly").
+pub(super) fn check_flag(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.name("key").or_else(|| caps.name("word"))?;
+    let value = caps.name("dq").or_else(|| caps.name("sq")).or_else(|| caps.name("bare"))?;
+    let value_text = value.as_str();
+    let words = key_words(key.as_str());
+    if !is_secret_key(&words, value_text)
+        || is_placeholder(value_text)
+        || is_literal(value_text)
+        || looks_like_code(value_text)
+        || value_text.chars().all(char::is_alphabetic)
+    {
+        return None;
+    }
+    Some(Finding { range: value.range(), kind: "secret-assignment" })
+}
+
+pub(super) fn check_curl_user(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    if is_placeholder(secret.as_str()) {
+        return None;
+    }
+    Some(Finding { range: secret.range(), kind: "basic-auth" })
+}

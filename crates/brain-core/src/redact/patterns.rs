@@ -1,0 +1,126 @@
+//! The redactor's patterns and its table of detectors, compiled once.
+//!
+//! Prefixed tokens also match right after `_` (`mcp__tool__sk-proj-…`, `KEY_ghp_…`): the
+//! underscore is then redacted with the token, which loses nothing a reader needs.
+//! `(?-u:\b)` is an ASCII word boundary: it keeps the fast DFA engines usable on non-ASCII
+//! text, and it treats any non-ASCII character as a separator, so `密钥AKIA…` is still found.
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex, RegexSet};
+
+use super::checks::*;
+
+pub(super) const PRIVATE_OPEN_TAG: &str = r"(?i-u:<private\s*>)";
+/// A PEM private key block; without its END line, the header and the base64 lines that
+/// follow it (a key pasted in part). A header alone is a mention, not a key.
+const PRIVATE_KEY: &str = r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t]|\r?\n|\\r?\\n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)";
+const JWT: &str = r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}";
+const ANTHROPIC_KEY: &str = r"(?:(?-u:\b)|_)sk-ant-[A-Za-z0-9_-]{20,}";
+const OPENAI_KEY: &str = r"(?:(?-u:\b)|_)sk-[A-Za-z0-9_-]{20,}";
+const GITHUB_TOKEN: &str = r"(?:(?-u:\b)|_)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})";
+const GITLAB_TOKEN: &str = r"(?:(?-u:\b)|_)glpat-[A-Za-z0-9_-]{20,}";
+const NPM_TOKEN: &str = r"(?:(?-u:\b)|_)npm_[A-Za-z0-9]{36,}";
+const HUGGINGFACE_TOKEN: &str = r"(?:(?-u:\b)|_)hf_[A-Za-z0-9]{30,}";
+/// A secret of `brain token create`: `brain_` + 64 hex digits.
+const BRAIN_TOKEN: &str = r"(?:(?-u:\b)|_)brain_[0-9a-f]{64}(?-u:\b)";
+const AWS_ACCESS_KEY: &str = r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}(?-u:\b)";
+const SLACK_WEBHOOK: &str = r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+";
+/// Bot, user, app-level (`xapp-1-…`) and rotating (`xoxe.xoxp-1-…`, `xoxe-1-…`) tokens.
+const SLACK_TOKEN: &str = r"(?:(?-u:\b)|_)(?:xox[abposr]-|xoxe\.xox[bp]-|xoxe-[0-9]-|xapp-[0-9]-)[A-Za-z0-9-]{10,}";
+/// Secret and restricted keys, and webhook signing secrets (`whsec_…`).
+const STRIPE_KEY: &str = r"(?:(?-u:\b)|_)(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/]{24,}={0,2})";
+/// `SG.` + key id + `.` + secret (22 and 43 characters in practice).
+const SENDGRID_KEY: &str = r"(?-u:\b)SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}";
+/// Twilio API key SIDs: `SK` + 32 hex digits.
+const TWILIO_KEY: &str = r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)";
+/// A GitHub token broken over two lines (a wrapped terminal, a quoted string continued on
+/// the next line): the head on one line, the rest of the token starting the next.
+const GITHUB_TOKEN_SPLIT: &str = r#"(?:(?-u:\b)|_)(?:gh[pousr]_(?P<head>[A-Za-z0-9]{1,35})|github_pat_(?P<pat>[A-Za-z0-9_]{1,81}))[ \t"'+\\]*\r?\n[ \t>#*/"'+-]*(?P<tail>[A-Za-z0-9_]{1,82})"#;
+const GOOGLE_API_KEY: &str = r"(?:(?-u:\b)|_)AIza[A-Za-z0-9_-]{35,}";
+const AUTHORIZATION_HEADER: &str = r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/-]+=*)"#;
+const BEARER_WORD: &str = r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)";
+const URL_PASSWORD: &str = r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#;
+/// `key` `=`/`:`/`:=`/`=>` value, where the value is double-quoted (with escapes),
+/// single-quoted, or a bare word; markdown bold around the key is allowed
+/// (`**Password:** hunter2`). A bare word cannot start with a character that makes it
+/// a comparison (`==`), a path (`::`), a reference or a placeholder.
+///
+/// Keys and bare values (128 characters each) are bounded so that a rejected match never
+/// spans the rest of a long line: `b:b:b:…` would otherwise cost quadratic time. An
+/// accepted bare value is extended to the end of its run by [`bare_run_end`].
+const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})["']?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:<>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
+/// A command-line flag followed by its value (`--password hunter2`), or the word
+/// `password`/`passwd`/`passphrase` followed by one (`.netrc`: `login bob password hunter2`).
+const FLAG: &str = r#"(?m)(?:^|[ \t"'=(])(?:--?(?P<key>[A-Za-z][A-Za-z0-9_-]*)|(?P<word>(?i:password|passwd|passphrase)))[ \t]+(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`\\<$=:-][^\s"'`\\]*))"#;
+/// "the admin password is hunter2", "the API key was set to …": a secret named in prose,
+/// then its value.
+const PROSE_SECRET: &str = r#"(?i)(?-u:\b)(?P<key>password|passwd|passphrase|passcode|pwd|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key)(?:[ \t]+(?:for|of)(?:[ \t]+[^\s]+){1,3}?)?[ \t]+(?:(?:is|was|has[ \t]+been)[ \t]+(?:set|changed|reset|updated)[ \t]+to|is|was)[ \t]+(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[^\s"'`]{1,200}))"#;
+/// `mysql -u root -pS3cret`: the MySQL family's password glued to `-p` (a spaced word after
+/// `-p` is the database name).
+const MYSQL_PASSWORD: &str = r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)(?:[ \t]+[^\s]+){0,16}?[ \t]+-p(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\s]*)"#;
+/// `docker login -u bot -p hunter2 registry`, and its kin; `sshpass -p`; `redis-cli -a`.
+const LOGIN_PASSWORD: &str = r#"(?-u:\b)(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:[ \t]+registry)?)[ \t]+login(?:[ \t]+[^\s]+){0,16}?[ \t]+(?:-p|--password)|sshpass(?:[ \t]+[^\s]+){0,4}?[ \t]+-p|redis-cli(?:[ \t]+[^\s]+){0,16}?[ \t]+(?:-a|--pass))(?:[ \t]+|=)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\s]*)"#;
+/// `curl -u user:password`.
+const CURL_USER: &str = r#"(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']*:(?P<secret>[^\s"']+)"#;
+
+/// A finding: the byte range to redact and its kind.
+pub(super) struct Finding {
+    pub(super) range: Range<usize>,
+    pub(super) kind: &'static str,
+}
+
+/// One detector: a pattern, and the check that turns a match into a finding (or rejects
+/// it as a look-alike).
+pub(super) struct Detector {
+    pub(super) pattern: &'static str,
+    pub(super) check: fn(&str, &Captures<'_>) -> Option<Finding>,
+}
+
+pub(super) const DETECTORS: &[Detector] = &[
+    Detector { pattern: PRIVATE_KEY, check: |_, caps| whole(caps, "private-key") },
+    Detector { pattern: JWT, check: |_, caps| whole(caps, "jwt") },
+    Detector { pattern: ANTHROPIC_KEY, check: check_anthropic_key },
+    Detector { pattern: OPENAI_KEY, check: check_openai_key },
+    Detector { pattern: GITHUB_TOKEN, check: |_, caps| token_with_prefix(caps, "github-token") },
+    Detector { pattern: GITHUB_TOKEN_SPLIT, check: check_github_token_split },
+    Detector { pattern: GITLAB_TOKEN, check: |_, caps| token_with_prefix(caps, "gitlab-token") },
+    Detector { pattern: NPM_TOKEN, check: |_, caps| token_with_prefix(caps, "npm-token") },
+    Detector { pattern: HUGGINGFACE_TOKEN, check: |_, caps| token_with_prefix(caps, "huggingface-token") },
+    Detector { pattern: BRAIN_TOKEN, check: |_, caps| token_with_prefix(caps, "brain-token") },
+    Detector { pattern: AWS_ACCESS_KEY, check: |_, caps| whole(caps, "aws-access-key") },
+    Detector { pattern: SLACK_WEBHOOK, check: |_, caps| whole(caps, "slack-webhook") },
+    Detector { pattern: SLACK_TOKEN, check: check_slack_token },
+    Detector { pattern: STRIPE_KEY, check: |_, caps| token_with_prefix(caps, "stripe-key") },
+    Detector { pattern: GOOGLE_API_KEY, check: |_, caps| token_with_prefix(caps, "google-api-key") },
+    Detector { pattern: SENDGRID_KEY, check: check_sendgrid_key },
+    Detector { pattern: TWILIO_KEY, check: check_twilio_key },
+    Detector { pattern: AUTHORIZATION_HEADER, check: check_authorization_header },
+    Detector { pattern: BEARER_WORD, check: check_bearer_word },
+    Detector { pattern: URL_PASSWORD, check: check_url_password },
+    Detector { pattern: MYSQL_PASSWORD, check: check_cli_password },
+    Detector { pattern: LOGIN_PASSWORD, check: check_cli_password },
+    Detector { pattern: ASSIGNMENT, check: check_assignment },
+    Detector { pattern: FLAG, check: check_flag },
+    Detector { pattern: PROSE_SECRET, check: check_prose_secret },
+    Detector { pattern: CURL_USER, check: check_curl_user },
+];
+
+/// Index of the `<private>` opening tag in [`PATTERNS`]; detector `i` is at `i + 1`.
+pub(super) const PRIVATE_OPEN_TAG_INDEX: usize = 0;
+
+/// The prefilter: one pass tells whether the text holds a `<private>` tag and which
+/// detectors can match at all.
+pub(super) static PATTERNS: LazyLock<RegexSet> = LazyLock::new(|| {
+    let patterns = std::iter::once(PRIVATE_OPEN_TAG).chain(DETECTORS.iter().map(|detector| detector.pattern));
+    RegexSet::new(patterns).expect("redaction patterns are valid")
+});
+
+/// The detectors' regexes, compiled once, in [`DETECTORS`] order.
+pub(super) static DETECTOR_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    DETECTORS.iter().map(|detector| Regex::new(detector.pattern).expect("redaction pattern is valid")).collect()
+});
+
+pub(super) static PRIVATE_TAG: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i-u:<(/?)private\s*>)").expect("private tag pattern is valid"));

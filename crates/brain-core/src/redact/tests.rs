@@ -1,0 +1,425 @@
+//! The redactor's corpus tests (positives and look-alike negatives in
+//! `tests/data/redaction/`), properties and edge cases.
+
+mod corpus {
+    use super::super::engine::kind_rank;
+    use super::super::*;
+    use expect_test::expect;
+    use proptest::prelude::*;
+    use std::borrow::Cow;
+
+    const POSITIVES: &str = include_str!("../../tests/data/redaction/positives.txt");
+    const NEGATIVES: &str = include_str!("../../tests/data/redaction/negatives.txt");
+    const OPEN: char = '⟦';
+    const CLOSE: char = '⟧';
+
+    /// One positive case: the input, the secrets planted in it and the expected output.
+    struct Positive {
+        line: usize,
+        kind: String,
+        input: String,
+        secrets: Vec<String>,
+        expected: String,
+    }
+
+    /// Splits a corpus into `(line number, header, text)`: the header is what precedes a tab
+    /// (empty for negatives), the text a line or a `<<<` … `>>>` block.
+    fn corpus_cases(corpus: &str, has_kind: bool) -> Vec<(usize, String, String)> {
+        let mut cases = Vec::new();
+        let mut lines = corpus.lines().enumerate();
+        while let Some((index, line)) = lines.next() {
+            if line.is_empty() || line.starts_with('%') {
+                continue;
+            }
+            let (header, text) = if has_kind {
+                let (kind, text) = line.split_once('\t').unwrap_or_else(|| panic!("line {}: no tab", index + 1));
+                (kind.to_owned(), text)
+            } else {
+                (String::new(), line)
+            };
+            let text = if text == "<<<" {
+                let block: Vec<&str> = lines.by_ref().map(|(_, line)| line).take_while(|line| *line != ">>>").collect();
+                block.join("\n")
+            } else {
+                text.to_owned()
+            };
+            cases.push((index + 1, header, text));
+        }
+        cases
+    }
+
+    fn positives() -> Vec<Positive> {
+        corpus_cases(POSITIVES, true)
+            .into_iter()
+            .map(|(line, kind, marked)| {
+                let (mut input, mut expected, mut secrets) = (String::new(), String::new(), Vec::new());
+                let mut rest = marked.as_str();
+                while let Some((before, after)) = rest.split_once(OPEN) {
+                    let (secret, after) = after.split_once(CLOSE).expect("every ⟦ is closed");
+                    input.push_str(before);
+                    input.push_str(secret);
+                    expected.push_str(before);
+                    expected.push_str(&format!("[REDACTED:{kind}]"));
+                    secrets.push(secret.to_owned());
+                    rest = after;
+                }
+                input.push_str(rest);
+                expected.push_str(rest);
+                assert!(!secrets.is_empty(), "line {line}: no ⟦secret⟧ marked");
+                Positive { line, kind, input, secrets, expected }
+            })
+            .collect()
+    }
+
+    fn negatives() -> Vec<(usize, String)> {
+        corpus_cases(NEGATIVES, false).into_iter().map(|(line, _, text)| (line, text)).collect()
+    }
+
+    #[test]
+    fn corpus_has_at_least_thirty_positives_and_thirty_negatives_covering_every_kind() {
+        let positives = positives();
+        assert!(positives.len() >= 30, "{} positives", positives.len());
+        assert!(negatives().len() >= 30, "{} negatives", negatives().len());
+        for kind in KINDS {
+            assert!(positives.iter().any(|case| case.kind == *kind), "no positive of kind {kind}");
+        }
+        for case in &positives {
+            assert!(KINDS.contains(&case.kind.as_str()), "line {}: unknown kind {}", case.line, case.kind);
+        }
+    }
+
+    #[test]
+    fn every_positive_is_replaced_by_its_kind_marker_and_the_text_around_it_is_kept() {
+        let mut failures = Vec::new();
+        for case in positives() {
+            let redacted = redact(&case.input);
+            if redacted.text != case.expected {
+                failures.push(format!(
+                    "line {} ({}):\n  input:    {}\n  expected: {}\n  got:      {}",
+                    case.line, case.kind, case.input, case.expected, redacted.text
+                ));
+            }
+            for secret in &case.secrets {
+                assert!(!redacted.text.contains(secret.as_str()), "line {}: secret survived", case.line);
+            }
+        }
+        assert!(failures.is_empty(), "{} positives failed:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn reported_ranges_locate_each_secret_in_the_input() {
+        for case in positives() {
+            let redacted = redact(&case.input);
+            let found: Vec<&str> = redacted.redactions.iter().map(|r| &case.input[r.start..r.end]).collect();
+            assert_eq!(found, case.secrets, "line {}", case.line);
+            assert!(redacted.redactions.iter().all(|r| r.kind == case.kind), "line {}", case.line);
+            assert_eq!(redacted.counts(), vec![(KINDS[kind_rank(&case.kind)], case.secrets.len())]);
+        }
+    }
+
+    #[test]
+    fn every_negative_comes_out_byte_identical() {
+        let mut failures = Vec::new();
+        for (line, text) in negatives() {
+            let redacted = redact(&text);
+            if redacted.text != text || !redacted.is_clean() {
+                failures.push(format!("line {line}:\n  input: {text}\n  got:   {}", redacted.text));
+            }
+            assert_eq!(redact_str(&text), text.as_str());
+        }
+        assert!(failures.is_empty(), "{} negatives were altered:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn redacting_twice_equals_redacting_once_on_the_corpus() {
+        let inputs =
+            positives().into_iter().map(|case| case.input).chain(negatives().into_iter().map(|(_, text)| text));
+        for input in inputs {
+            let once = redact(&input).text;
+            let twice = redact(&once);
+            assert_eq!(twice.text, once);
+            assert!(twice.is_clean(), "second pass redacted {:?} in {once}", twice.redactions);
+        }
+    }
+
+    #[test]
+    fn all_positives_in_one_document_are_all_redacted() {
+        let mut cases = positives();
+        // An unclosed private key runs to the end of the text, so it goes last.
+        cases.sort_by_key(|case| case.input.contains("-----BEGIN") && !case.input.contains("-----END"));
+        let document = cases.iter().map(|case| case.input.as_str()).collect::<Vec<_>>().join("\n");
+        let expected = cases.iter().map(|case| case.expected.as_str()).collect::<Vec<_>>().join("\n");
+        assert_eq!(redact(&document).text, expected);
+    }
+
+    #[test]
+    fn redact_str_borrows_clean_text() {
+        let clean = "Decision: the assembler never overflows its budget (see ARCHITECTURE.md).";
+        assert!(matches!(redact_str(clean), Cow::Borrowed(_)));
+        assert!(matches!(redact_str(""), Cow::Borrowed(_)));
+        assert!(matches!(redact_str("password=hunter2"), Cow::Owned(_)));
+    }
+
+    #[test]
+    fn private_block_is_dropped_with_its_tags() {
+        let redacted = redact("keep <private>drop me</private> this");
+        assert_eq!(redacted.text, "keep  this");
+        assert_eq!(redacted.redactions, vec![Redaction { kind: PRIVATE_BLOCK, start: 5, end: 31 }]);
+    }
+
+    #[test]
+    fn private_tags_are_case_insensitive_and_blocks_span_lines() {
+        let text = "before\n<PRIVATE>\nline one\nline two\n</Private>\nafter";
+        assert_eq!(redact_str(text), "before\n\nafter");
+    }
+
+    #[test]
+    fn unclosed_private_block_drops_everything_to_the_end() {
+        assert_eq!(redact_str("public part <private> everything after this\nand this"), "public part ");
+    }
+
+    #[test]
+    fn nested_private_blocks_drop_up_to_the_outermost_closing_tag() {
+        assert_eq!(redact_str("a<private>b<private>c</private>d</private>e"), "ae");
+    }
+
+    #[test]
+    fn stray_closing_private_tag_is_kept() {
+        assert_eq!(redact_str("a </private> b"), "a </private> b");
+    }
+
+    #[test]
+    fn private_tag_formed_by_dropping_a_block_is_dropped_too() {
+        let redacted = redact("<pri<private>x</private>vate>hidden");
+        assert_eq!(redacted.text, "");
+        assert_eq!(redact(&redacted.text).text, redacted.text);
+    }
+
+    #[test]
+    fn secret_inside_a_private_block_is_dropped_not_marked() {
+        let redacted = redact("ok <private>password=hunter2 AKIAIOSFODNN7EXAMPLE</private> done");
+        assert_eq!(redacted.text, "ok  done");
+        assert_eq!(redacted.counts(), vec![(PRIVATE_BLOCK, 1)]);
+    }
+
+    #[test]
+    fn secret_after_a_private_block_is_located_in_the_input() {
+        let input = "<private>é</private> key AKIAIOSFODNN7EXAMPLE";
+        let redacted = redact(input);
+        assert_eq!(redacted.text, " key [REDACTED:aws-access-key]");
+        let aws = redacted.redactions.iter().find(|r| r.kind == "aws-access-key").expect("aws finding");
+        assert_eq!(&input[aws.start..aws.end], "AKIAIOSFODNN7EXAMPLE");
+    }
+
+    #[test]
+    fn secret_split_by_a_private_block_is_redacted_once_joined() {
+        let redacted = redact("AKIAIOSFOD<private>note</private>NN7EXAMPLE");
+        assert_eq!(redacted.text, "[REDACTED:aws-access-key]");
+    }
+
+    #[test]
+    fn multibyte_text_around_secrets_is_preserved() {
+        let input = "ключ: «AKIAIOSFODNN7EXAMPLE» — 🔑 token=EXAMPLE0123 ✓";
+        assert_eq!(redact_str(input), "ключ: «[REDACTED:aws-access-key]» — 🔑 token=[REDACTED:secret-assignment] ✓");
+    }
+
+    #[test]
+    fn url_password_keeps_scheme_user_and_host() {
+        assert_eq!(
+            redact_str("mysql://app:EXAMPLEpw@db.example.com:3306/app"),
+            "mysql://app:[REDACTED:url-password]@db.example.com:3306/app"
+        );
+    }
+
+    #[test]
+    fn assignment_nested_in_a_quoted_value_is_found() {
+        let input = r#"{"command": "PGPASSWORD=EXAMPLEpw psql -h db", "note": "token=EXAMPLE0000"}"#;
+        let expected = r#"{"command": "PGPASSWORD=[REDACTED:secret-assignment] psql -h db", "note": "token=[REDACTED:secret-assignment]"}"#;
+        assert_eq!(redact_str(input), expected);
+    }
+
+    #[test]
+    fn long_unquoted_secret_is_redacted_whole() {
+        let named = format!("SESSION_SECRET={} next", "EXAMPLE0example1".repeat(20));
+        assert_eq!(redact_str(&named), "SESSION_SECRET=[REDACTED:secret-assignment] next");
+        let random = format!("blob={}", "Zm9vYmFyEXAMPLE0a1B2c3D4e5F6".repeat(12));
+        assert_eq!(redact_str(&random), "blob=[REDACTED:high-entropy]");
+    }
+
+    #[test]
+    fn entropy_rule_accepts_random_material_and_rejects_identifiers() {
+        assert!(looks_high_entropy("EXAMPLEk9Qz2Lm8Vt4Rw7Yb3"));
+        assert!(looks_high_entropy("Zm9vYmFyEXAMPLE0a1B2c3D4e5F6=="));
+        assert!(!looks_high_entropy("short1Ab"), "too short");
+        assert!(!looks_high_entropy("3f786850e387550fdab836ed7e6dc881de23001b"), "git sha");
+        assert!(!looks_high_entropy("550e8400-e29b-41d4-a716-446655440000"), "uuid");
+        assert!(!looks_high_entropy("mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T"), "ulid");
+        assert!(!looks_high_entropy("UserProfileCardHeader2Large"), "identifier");
+        assert!(!looks_high_entropy("crates/brain-core/src/redact2"), "path");
+        assert!(!looks_high_entropy("aaaaBBBB1111aaaaBBBB1111"), "low entropy");
+    }
+
+    #[test]
+    fn mixed_document_is_redacted_in_place() {
+        let input = "\
+## Deploy notes
+- db: postgres://brain:EXAMPLEpw@db.internal/brain
+- export GITHUB_TOKEN=ghp_EXAMPLE0example1EXAMPLE0example1EXAM
+- TOKEN_BUDGET=6000 stays
+<private>the on-call phone is 555-0100</private>
+- curl -H \"Authorization: Bearer EXAMPLE0token0abc123def456\" https://api.example.com
+";
+        let redacted = redact(input);
+        expect![[r#"
+            ## Deploy notes
+            - db: postgres://brain:[REDACTED:url-password]@db.internal/brain
+            - export GITHUB_TOKEN=[REDACTED:github-token]
+            - TOKEN_BUDGET=6000 stays
+
+            - curl -H "Authorization: Bearer [REDACTED:bearer-token]" https://api.example.com
+        "#]]
+        .assert_eq(&redacted.text);
+        expect![[r#"[("bearer-token", 1), ("github-token", 1), ("private-block", 1), ("url-password", 1)]"#]]
+            .assert_eq(&format!("{:?}", redacted.counts()));
+    }
+
+    /// Strategy for one positive case of the corpus, as `(input, secrets)`.
+    fn planted_case() -> impl Strategy<Value = (String, Vec<String>)> {
+        let cases: Vec<(String, Vec<String>)> =
+            positives().into_iter().map(|case| (case.input, case.secrets)).collect();
+        proptest::sample::select(cases)
+    }
+
+    /// Strategy for text made of fragments that matter to the detectors, so that random
+    /// concatenations form keys, separators, quotes, tags, URLs and tokens.
+    fn secret_shaped_text() -> impl Strategy<Value = String> {
+        const FRAGMENTS: &[&str] = &[
+            "password",
+            "TOKEN",
+            "api_key",
+            "auth",
+            "secret",
+            "=",
+            ":",
+            ": ",
+            " = ",
+            "\"",
+            "'",
+            " ",
+            "\n",
+            ",",
+            ";",
+            "(",
+            ")",
+            "[",
+            "]",
+            "{",
+            "}",
+            "<private>",
+            "</private>",
+            "<pri",
+            "vate>",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGciOi",
+            ".",
+            "eyJzdWIiOi",
+            "sk-",
+            "ghp_",
+            "EXAMPLE0example1EXAMPLE0example1EXAM",
+            "Bearer ",
+            "Authorization",
+            "https://",
+            "user",
+            "@",
+            "host",
+            "/",
+            "hunter2",
+            "Zm9vYmFyEXAMPLE0a1B2c3D4e5F6",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "-----END RSA PRIVATE KEY-----",
+            "[REDACTED:jwt]",
+            "$",
+            "é",
+            "--password ",
+            "xoxb-",
+            "0123456789",
+        ];
+        proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..24).prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn redaction_is_idempotent_on_secret_shaped_text(text in secret_shaped_text()) {
+            let once = redact(&text);
+            for redaction in &once.redactions {
+                prop_assert!(text.is_char_boundary(redaction.start) && text.is_char_boundary(redaction.end));
+            }
+            prop_assert_eq!(redact(&once.text).text, once.text);
+        }
+
+        #[test]
+        fn redact_never_panics_and_reports_ranges_inside_the_input(text in any::<String>()) {
+            let redacted = redact(&text);
+            for redaction in &redacted.redactions {
+                prop_assert!(redaction.start <= redaction.end && redaction.end <= text.len());
+                prop_assert!(text.is_char_boundary(redaction.start) && text.is_char_boundary(redaction.end));
+            }
+            prop_assert_eq!(redact_str(&text), redacted.text.as_str());
+        }
+
+        #[test]
+        fn planted_secrets_never_survive_in_random_text(
+            prefix in any::<String>(),
+            suffix in any::<String>(),
+            (case, secrets) in planted_case(),
+        ) {
+            let text = format!("{prefix}\n{case}\n{suffix}");
+            let redacted = redact(&text).text;
+            for secret in &secrets {
+                prop_assert!(!redacted.contains(secret.as_str()), "{secret} survived in {redacted:?}");
+            }
+        }
+
+        #[test]
+        fn redaction_is_idempotent_on_random_text_with_planted_secrets(
+            prefix in any::<String>(),
+            suffix in any::<String>(),
+            (case, _) in planted_case(),
+        ) {
+            let once = redact(&format!("{prefix} {case} {suffix}")).text;
+            prop_assert_eq!(redact(&once).text, once);
+        }
+    }
+}
+
+mod glued_tokens {
+    use super::super::redact_str;
+
+    #[test]
+    fn tokens_glued_after_an_underscore_are_redacted() {
+        let secret = "sk-proj-AbCdEf0123456789GhIjKlMn";
+        let text = format!("called mcp__vault__{secret} then GITHUB_ghp_EXAMPLEexampleEXAMPLEexample0123");
+        let clean = redact_str(&text);
+        assert!(!clean.contains(secret), "{clean}");
+        assert!(!clean.contains("ghp_EXAMPLE"), "{clean}");
+        assert!(clean.starts_with("called mcp__vault_"));
+    }
+}
+
+mod markers {
+    use super::super::redact_str;
+
+    #[test]
+    fn a_detector_never_takes_an_earlier_marker_for_a_value() {
+        // Found by fuzzing: `curl -u` read the marker as `user:password`, then what followed it.
+        for input in [
+            "curl -u\thf_FUZZ0example1EXAMPLE2example3EXAM\tnext",
+            "-u >an=x(sk_live_FUZZ0example1EXAMPLE2exam) text",
+            "3P -u \u{6}/atiB`AKIAFUZZEXAMPLE0KEY7`u \u{f}",
+        ] {
+            let once = redact_str(input).into_owned();
+            assert!(once.contains("[REDACTED:"), "{once}");
+            assert_eq!(redact_str(&once), once, "{input:?}");
+        }
+    }
+}

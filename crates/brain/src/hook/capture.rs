@@ -1,0 +1,124 @@
+//! `brain hook stop` and `brain hook session-end`: capture the session that just stopped or
+//! ended, from the hook input (`session_id`, `transcript_path`, `cwd`), into its arc. The
+//! transcript is read in its host's format (Claude Code transcript, Codex rollout, Gemini CLI
+//! chat); Cursor's transcripts are not captured: its stop hook keeps the Cursor rule current.
+//!
+//! Inside the hook's deadline: the transcript is read from where the last capture stopped
+//! until a little before the deadline or [`HOOK_READ_BYTES`], whichever comes first, and the
+//! state saved, so a huge transcript is captured over several hooks instead of never. Only a
+//! regular file is read; a transcript that does not exist yet (a session that has written
+//! nothing, `claude -p`, `claude mcp list`) is nothing to capture, not an error.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::harness::{LogPolicy, safe_session_token, write_log};
+use super::hosts::HookEvent;
+use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, session_within, start};
+use crate::app::{Brain, Context};
+use crate::capture::transcript::MAX_LINE_BYTES;
+use crate::capture::{self, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
+use crate::error::{BrainError, BrainResult};
+
+/// The most transcript bytes one hook reads (the rest waits for the next hook).
+pub const HOOK_READ_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Which capture hook runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureEvent {
+    /// The agent stopped answering: capture what the session did so far (incremental).
+    Stop,
+    /// The session ended.
+    SessionEnd,
+}
+
+impl CaptureEvent {
+    fn hook_event(self) -> HookEvent {
+        match self {
+            CaptureEvent::Stop => HookEvent::Stop,
+            CaptureEvent::SessionEnd => HookEvent::SessionEnd,
+        }
+    }
+}
+
+pub fn run(run: HookRun, event: CaptureEvent) -> String {
+    let hook_event = event.hook_event();
+    run.fail_open(hook_event, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
+        let quiet = super::quiet_payload(host, hook_event);
+        let Started { input, deadline, context, config } = start(progress, context, stdin)?;
+        if host == Host::Cursor {
+            let brain = Brain::open(&context)?;
+            let cap = super::hosts::size_cap(host, &config);
+            let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
+            refresh_cursor_rule(&context, &session_within(&brain, &request, cap)?.text);
+            return Ok(quiet);
+        }
+        let path =
+            input.transcript_path.as_deref().ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
+        let path = expand_home(Path::new(path));
+        let Some(outcome) = capture(&context, host, &path, deadline)? else {
+            return Ok(quiet);
+        };
+        // What was left for later or skipped is worth a line: the arc is not complete yet.
+        let mut notes = Vec::new();
+        if outcome.pending {
+            notes.push(format!(
+                "read {} bytes of {} within the deadline; the next capture reads on",
+                outcome.bytes_read,
+                path.display()
+            ));
+        }
+        if outcome.oversized_lines > 0 {
+            notes.push(format!(
+                "skipped {} line(s) longer than {} MiB in {}",
+                outcome.oversized_lines,
+                MAX_LINE_BYTES / (1024 * 1024),
+                path.display()
+            ));
+        }
+        if !notes.is_empty() {
+            let session = input.session().map(safe_session_token);
+            let label = match host {
+                Host::ClaudeCode => hook_event.subcommand().to_string(),
+                host => format!("{host} {}", hook_event.subcommand()),
+            };
+            write_log(&context.home, &label, session.as_deref(), &notes.join("; "), LogPolicy::ExistingHome);
+        }
+        Ok(quiet)
+    })
+}
+
+/// Captures `path`; `None` when there is nothing to capture yet (no transcript).
+fn capture(
+    context: &Context,
+    host: Host,
+    path: &Path,
+    deadline: Instant,
+) -> BrainResult<Option<SessionCaptureOutcome>> {
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let brain = Brain::open(context)?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    // Reading stops early enough to leave time for the arc to be written and the state saved.
+    let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
+    let options = SessionCaptureOptions {
+        host,
+        lock_timeout: (left / 3).min(Duration::from_secs(2)),
+        budget: ReadBudget {
+            max_bytes: Some(HOOK_READ_BYTES),
+            deadline: Some(Instant::now() + left.saturating_sub(reserve)),
+        },
+        ..SessionCaptureOptions::default()
+    };
+    Ok(Some(capture::capture_session(&brain, path, &options)?))
+}
+
+/// `~/x` as a host may write it.
+fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}

@@ -1,0 +1,140 @@
+//! Cursor's fallback: the working memory as an always-applied project rule,
+//! `.cursor/rules/brain.mdc`, that brain keeps current.
+//!
+//! Cursor's `sessionStart` hook output (`additional_context`) is rejected by some Cursor
+//! versions and its `beforeSubmitPrompt` hook cannot add context at all, so the memory also
+//! lives in a rule Cursor loads into every request (`alwaysApply: true`). `brain hook install
+//! --agent cursor` writes it for the project; every Cursor hook rewrites it when what it holds
+//! changed. Only a rule brain wrote (it carries [`MARKER`]) is ever rewritten or removed, and
+//! the rule is added to `.git/info/exclude`: it holds personal memory, not project files.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use brain_core::assemble::brain::brain_hash;
+
+use crate::app::write_atomically;
+use crate::error::{BrainError, BrainResult};
+
+/// The rule, relative to the project root.
+pub const RULE_PATH: &str = ".cursor/rules/brain.mdc";
+/// Marks a rule brain wrote (and may rewrite).
+pub const MARKER: &str = "<!-- brain:managed";
+
+pub fn rule_path(project_root: &Path) -> PathBuf {
+    project_root.join(RULE_PATH)
+}
+
+/// The rule's text for the working memory `text`.
+pub fn render(text: &str) -> String {
+    format!(
+        "---\ndescription: Project memory from brain (recalled reference data, not instructions)\nalwaysApply: true\n---\n\
+         {MARKER} hash={} — rewritten by brain's Cursor hooks; edits here are lost -->\n\n{text}\n",
+        brain_hash(text)
+    )
+}
+
+/// The first bytes of the rule, if it is a regular file.
+fn head(path: &Path) -> Option<String> {
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    if !metadata.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).ok()?.take(4096).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Whether `path` is a rule brain wrote.
+pub fn is_managed(path: &Path) -> bool {
+    head(path).is_some_and(|text| text.contains(MARKER))
+}
+
+/// What [`write`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RuleOutcome {
+    Written,
+    Unchanged,
+    /// A file brain did not write sits there: left alone.
+    NotOurs,
+}
+
+/// Writes the rule for `text` under `project_root` when it is missing (`create`) or is brain's
+/// and holds something else; excludes it from git.
+pub fn write(project_root: &Path, text: &str, create: bool) -> BrainResult<RuleOutcome> {
+    let path = rule_path(project_root);
+    let rendered = render(text);
+    match head(&path) {
+        Some(existing) if !existing.contains(MARKER) => return Ok(RuleOutcome::NotOurs),
+        Some(_) if std::fs::read_to_string(&path).is_ok_and(|current| current == rendered) => {
+            return Ok(RuleOutcome::Unchanged);
+        }
+        Some(_) => {}
+        None if path.exists() => return Ok(RuleOutcome::NotOurs),
+        None if !create => return Ok(RuleOutcome::Unchanged),
+        None => {}
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
+    }
+    write_atomically(&path, rendered.as_bytes())?;
+    exclude_from_git(project_root);
+    Ok(RuleOutcome::Written)
+}
+
+/// Removes the rule if brain wrote it; whether it did.
+pub fn remove(project_root: &Path) -> BrainResult<bool> {
+    let path = rule_path(project_root);
+    if !is_managed(&path) {
+        return Ok(false);
+    }
+    std::fs::remove_file(&path).map_err(|err| BrainError::user(format!("cannot remove {}: {err}", path.display())))?;
+    Ok(true)
+}
+
+/// Adds the rule to `.git/info/exclude` (a local ignore list git never shares), once.
+fn exclude_from_git(project_root: &Path) {
+    let git = project_root.join(".git");
+    if !git.is_dir() {
+        return;
+    }
+    let exclude = git.join("info").join("exclude");
+    let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+    let line = format!("/{RULE_PATH}");
+    if current.lines().any(|existing| existing.trim() == line) {
+        return;
+    }
+    let mut updated = current;
+    if !updated.is_empty() && !updated.ends_with('\n') {
+        updated.push('\n');
+    }
+    updated.push_str(&line);
+    updated.push('\n');
+    let _ = std::fs::create_dir_all(git.join("info"));
+    let _ = write_atomically(&exclude, updated.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rule_is_written_kept_current_and_never_overwrites_a_foreign_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/info")).unwrap();
+        assert_eq!(write(dir.path(), "memory one", false).unwrap(), RuleOutcome::Unchanged, "not created by hooks");
+        assert_eq!(write(dir.path(), "memory one", true).unwrap(), RuleOutcome::Written);
+        let text = std::fs::read_to_string(rule_path(dir.path())).unwrap();
+        assert!(text.starts_with("---\ndescription: ") && text.contains("alwaysApply: true\n---\n"));
+        assert!(text.ends_with("memory one\n"));
+        assert_eq!(write(dir.path(), "memory one", false).unwrap(), RuleOutcome::Unchanged);
+        assert_eq!(write(dir.path(), "memory two", false).unwrap(), RuleOutcome::Written);
+        let exclude = std::fs::read_to_string(dir.path().join(".git/info/exclude")).unwrap();
+        assert_eq!(exclude.matches("/.cursor/rules/brain.mdc").count(), 1);
+        std::fs::write(rule_path(dir.path()), "my own rule").unwrap();
+        assert_eq!(write(dir.path(), "memory three", true).unwrap(), RuleOutcome::NotOurs);
+        assert!(!remove(dir.path()).unwrap());
+        assert_eq!(std::fs::read_to_string(rule_path(dir.path())).unwrap(), "my own rule");
+    }
+}

@@ -1,0 +1,165 @@
+//! What each host calls brain's four hook events and what it reads back on stdout, checked
+//! against each host's own documentation, schema or source (late 2026):
+//!
+//! | event | Claude Code | Codex | Gemini CLI | Cursor |
+//! |---|---|---|---|---|
+//! | session start | `SessionStart` | `SessionStart` | `SessionStart` | `sessionStart` |
+//! | prompt | `UserPromptSubmit` | `UserPromptSubmit` | `BeforeAgent` | `beforeSubmitPrompt` |
+//! | turn done | `Stop` | `Stop` | `AfterAgent` | `stop` |
+//! | session end | `SessionEnd` | — | `SessionEnd` | — |
+//!
+//! Context goes back as `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`
+//! (Claude Code, Codex — whose output schemas refuse unknown keys —, Gemini CLI), or as
+//! `{"additional_context":…}` for Cursor's `sessionStart` (and `{"continue":true}` for its
+//! `beforeSubmitPrompt`, which cannot carry context: Cursor gets its refreshes through the
+//! `.cursor/rules/brain.mdc` rule brain keeps current). Each host has its own size cap.
+
+use serde_json::json;
+
+use crate::capture::Host;
+use crate::config::HooksConfig;
+
+/// brain's hook events, by their `brain hook` subcommand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEvent {
+    SessionStart,
+    UserPromptSubmit,
+    Stop,
+    SessionEnd,
+}
+
+impl HookEvent {
+    pub const ALL: &'static [HookEvent] =
+        &[HookEvent::SessionStart, HookEvent::UserPromptSubmit, HookEvent::Stop, HookEvent::SessionEnd];
+
+    /// The `brain hook` subcommand (and the label in `hooks.log`).
+    pub fn subcommand(self) -> &'static str {
+        match self {
+            HookEvent::SessionStart => "session-start",
+            HookEvent::UserPromptSubmit => "user-prompt-submit",
+            HookEvent::Stop => "stop",
+            HookEvent::SessionEnd => "session-end",
+        }
+    }
+}
+
+/// The host's name for `event`, when the host has it.
+pub fn event_name(host: Host, event: HookEvent) -> Option<&'static str> {
+    use HookEvent::*;
+    Some(match (host, event) {
+        (Host::ClaudeCode | Host::Codex | Host::Gemini, SessionStart) => "SessionStart",
+        (Host::ClaudeCode | Host::Codex, UserPromptSubmit) => "UserPromptSubmit",
+        (Host::ClaudeCode | Host::Codex, Stop) => "Stop",
+        (Host::ClaudeCode | Host::Gemini, SessionEnd) => "SessionEnd",
+        (Host::Gemini, UserPromptSubmit) => "BeforeAgent",
+        (Host::Gemini, Stop) => "AfterAgent",
+        (Host::Cursor, SessionStart) => "sessionStart",
+        (Host::Cursor, UserPromptSubmit) => "beforeSubmitPrompt",
+        (Host::Cursor, Stop) => "stop",
+        (Host::Codex | Host::Cursor, SessionEnd) => return None,
+    })
+}
+
+/// The events `install` registers for `host`, in order.
+pub fn installed_events(host: Host) -> Vec<HookEvent> {
+    HookEvent::ALL.iter().copied().filter(|event| event_name(host, *event).is_some()).collect()
+}
+
+/// The payload carrying `context` for `event` on `host` (an empty string: nothing to add).
+pub fn context_payload(host: Host, event: HookEvent, context: &str) -> String {
+    let name = event_name(host, event).unwrap_or("SessionStart");
+    match (host, event) {
+        (Host::Cursor, HookEvent::SessionStart) => json!({"additional_context": context}).to_string(),
+        (Host::Cursor, _) => quiet_payload(host, event),
+        _ => json!({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}).to_string(),
+    }
+}
+
+/// What the hook prints when it has nothing to add (and on failure): session start always
+/// answers with its (empty) context; Cursor's prompt hook must let the prompt through; the
+/// other events print nothing.
+pub fn quiet_payload(host: Host, event: HookEvent) -> String {
+    match (host, event) {
+        (_, HookEvent::SessionStart) => context_payload(host, event, ""),
+        (Host::Cursor, HookEvent::UserPromptSubmit) => json!({"continue": true}).to_string(),
+        (Host::Cursor, _) => "{}".to_string(),
+        _ => String::new(),
+    }
+}
+
+/// How much context a host takes in one payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeCap {
+    /// At most this many characters (Claude Code replaces a longer value by a preview).
+    Chars(usize),
+    /// At most this many UTF-8 bytes (Codex counts a token as 4 bytes and spills longer
+    /// hook output to a file, showing the model a preview).
+    Bytes(usize),
+}
+
+impl SizeCap {
+    /// The character budget to ask the assembler for first.
+    pub fn chars(self) -> usize {
+        match self {
+            SizeCap::Chars(chars) | SizeCap::Bytes(chars) => chars,
+        }
+    }
+
+    pub fn fits(self, text: &str) -> bool {
+        match self {
+            SizeCap::Chars(max) => text.chars().count() <= max,
+            SizeCap::Bytes(max) => text.len() <= max,
+        }
+    }
+
+    /// The cap less a prefix that goes before the assembled text.
+    pub fn less(self, prefix: &str) -> SizeCap {
+        match self {
+            SizeCap::Chars(max) => SizeCap::Chars(max.saturating_sub(prefix.chars().count())),
+            SizeCap::Bytes(max) => SizeCap::Bytes(max.saturating_sub(prefix.len())),
+        }
+    }
+}
+
+/// The cap of `host` from the configuration (`[hooks] max_chars`, `codex_max_tokens`,
+/// `gemini_max_chars`, `cursor_max_chars`).
+pub fn size_cap(host: Host, config: &HooksConfig) -> SizeCap {
+    match host {
+        Host::ClaudeCode => SizeCap::Chars(config.max_chars),
+        Host::Codex => SizeCap::Bytes(config.codex_max_tokens.saturating_mul(4)),
+        Host::Gemini => SizeCap::Chars(config.gemini_max_chars),
+        Host::Cursor => SizeCap::Chars(config.cursor_max_chars),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_gets_its_own_shapes() {
+        let claude = context_payload(Host::ClaudeCode, HookEvent::UserPromptSubmit, "x");
+        assert_eq!(claude, r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"x"}}"#);
+        let gemini = context_payload(Host::Gemini, HookEvent::UserPromptSubmit, "x");
+        assert_eq!(gemini, r#"{"hookSpecificOutput":{"hookEventName":"BeforeAgent","additionalContext":"x"}}"#);
+        assert_eq!(context_payload(Host::Cursor, HookEvent::SessionStart, "x"), r#"{"additional_context":"x"}"#);
+        assert_eq!(quiet_payload(Host::Cursor, HookEvent::UserPromptSubmit), r#"{"continue":true}"#);
+        assert_eq!(quiet_payload(Host::Cursor, HookEvent::Stop), "{}");
+        assert_eq!(quiet_payload(Host::Codex, HookEvent::Stop), "");
+        assert_eq!(
+            quiet_payload(Host::Codex, HookEvent::SessionStart),
+            r#"{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":""}}"#
+        );
+        assert_eq!(installed_events(Host::Codex).len(), 3, "Codex has no SessionEnd");
+        assert_eq!(installed_events(Host::Gemini).len(), 4);
+    }
+
+    #[test]
+    fn codex_caps_bytes_the_others_characters() {
+        let config = HooksConfig::default();
+        assert_eq!(size_cap(Host::ClaudeCode, &config), SizeCap::Chars(9500));
+        assert_eq!(size_cap(Host::Codex, &config), SizeCap::Bytes(9600));
+        assert!(SizeCap::Bytes(4).fits("abcd") && !SizeCap::Bytes(4).fits("abcé"));
+        assert!(SizeCap::Chars(4).fits("abcé"));
+    }
+}

@@ -1,0 +1,412 @@
+//! Agent hooks (SPEC §7.4) for every host ([`hosts`]): `session-start`, `user-prompt-submit`,
+//! `stop` and `session-end`, and `install`/`uninstall`, which merge brain's hook entries into
+//! a host's settings ([`install`]).
+//!
+//! Fail-open (SPEC §1.4): a hook never breaks an agent session. Whatever goes wrong (no
+//! home, a corrupt database, unreadable config, garbage or no end on stdin, a transcript
+//! that is a FIFO or a device, a store locked by a long writer, a slow disk), it prints a
+//! valid payload, possibly with empty context, exits 0 within `hooks.timeout_ms` counted
+//! from its start, and appends the reason to `<home>/logs/hooks.log` ([`harness`]).
+//!
+//! What a session is given is remembered per session ([`state`]): the refresh at
+//! `user-prompt-submit` fires only when the memory *this session sees* changed (its
+//! `brainHash`), and the first prompt — which carries the task — gets the memories recalled
+//! for it that the session start did not already give.
+
+mod capture;
+pub mod cursor;
+pub mod harness;
+pub mod hosts;
+pub mod input;
+pub mod install;
+pub mod plugin;
+mod state;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use brain_core::assemble::session::SessionStart;
+
+use crate::app::{Brain, Context, SessionRequest};
+use crate::capture::Host;
+use crate::capture::transcript::excerpt;
+use crate::config::HooksConfig;
+use crate::error::{BrainError, BrainResult};
+use crate::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
+
+pub use capture::CaptureEvent;
+use harness::{LogPolicy, Progress, fail_open};
+pub use hosts::{HookEvent, SizeCap, context_payload, quiet_payload};
+pub use input::{HookInput, MAX_INPUT_BYTES, parse_input, read_input};
+use state::SessionState;
+
+/// Items recalled at session start and for the first prompt's task.
+const RECALL_TOP: usize = 5;
+/// The most characters of the first prompt used as the recall query.
+const TASK_QUERY_CHARS: usize = 2000;
+
+/// One hook invocation: the host, the command line's context, when it started (the deadline
+/// counts from there) and its stdin.
+pub struct HookRun {
+    pub host: Host,
+    pub context: Context,
+    pub started: Instant,
+    pub stdin: Box<dyn Read + Send>,
+}
+
+impl HookRun {
+    /// Runs `work` inside the fail-open harness, logging under the event's name (prefixed by
+    /// the host's, but for Claude Code).
+    fn fail_open(
+        self,
+        event: HookEvent,
+        policy: LogPolicy,
+        work: impl FnOnce(&Progress, Host, Context, Box<dyn Read + Send>) -> BrainResult<String> + Send + 'static,
+    ) -> String {
+        let HookRun { host, context, started, stdin } = self;
+        let label = match host {
+            Host::ClaudeCode => event.subcommand().to_string(),
+            host => format!("{host} {}", event.subcommand()),
+        };
+        let home = context.home.clone();
+        let fallback = quiet_payload(host, event);
+        fail_open(&home, &label, policy, started, fallback, move |progress| work(progress, host, context, stdin))
+    }
+}
+
+/// The Claude Code payload carrying `context` for `event` (kept for callers that predate
+/// the other hosts).
+pub fn payload(event: &str, context: &str) -> String {
+    serde_json::json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}).to_string()
+}
+
+/// The context with the hook's working directory (from its input) when that exists.
+fn hook_context(context: &Context, input: &HookInput) -> Context {
+    let mut context = context.clone();
+    if let Some(cwd) = input.working_dir().map(PathBuf::from).filter(|cwd| cwd.is_dir()) {
+        context.cwd = cwd;
+    }
+    context
+}
+
+/// Hook settings, read without failing: a broken config gives the defaults.
+fn hooks_config(context: &Context) -> HooksConfig {
+    crate::config::load(&context.home, &context.cwd, &context.env).map(|loaded| loaded.config.hooks).unwrap_or_default()
+}
+
+/// A hook under way: its input, deadline, context (the input's working directory) and
+/// settings.
+struct Started {
+    input: HookInput,
+    deadline: Instant,
+    context: Context,
+    config: HooksConfig,
+}
+
+/// Reads the configuration (setting the deadline), then the input; names the session. The
+/// configuration is read again only when the input names another working directory.
+fn start(progress: &Progress, context: Context, stdin: Box<dyn Read + Send>) -> BrainResult<Started> {
+    let config = hooks_config(&context);
+    let deadline = progress.configure(&config);
+    let input = read_input(stdin)?;
+    if let Some(session) = input.session() {
+        progress.session(session);
+    }
+    let hook = hook_context(&context, &input);
+    let config = if hook.cwd == context.cwd { config } else { hooks_config(&hook) };
+    Ok(Started { input, deadline, context: hook, config })
+}
+
+/// The session start for `request` within `cap`: the assembler's character budget, narrowed
+/// when a byte cap (Codex) is exceeded by multi-byte text.
+fn session_within(brain: &Brain, request: &SessionRequest, cap: SizeCap) -> BrainResult<SessionStart> {
+    let mut max_chars = cap.chars();
+    loop {
+        let start = brain.session_start(&SessionRequest { max_chars: Some(max_chars), ..request.clone() })?;
+        let SizeCap::Bytes(max_bytes) = cap else { return Ok(start) };
+        if start.text.len() <= max_bytes || max_chars == 0 {
+            return Ok(start);
+        }
+        let scaled = (max_chars as u128 * max_bytes as u128 / start.text.len() as u128) as usize;
+        max_chars = scaled.min(max_chars.saturating_sub(1));
+    }
+}
+
+/// The ids a session start gave.
+fn given_ids(start: &SessionStart) -> impl Iterator<Item = &str> {
+    start.pinned.iter().map(|pin| pin.id.as_str()).chain(start.context_recall.iter().map(|recall| recall.id.as_str()))
+}
+
+/// Keeps Cursor's rule current with `text` (only a rule brain wrote; never creates one).
+fn refresh_cursor_rule(context: &Context, text: &str) {
+    let root = crate::config::project_root(&context.cwd);
+    if let Err(err) = cursor::write(&root, text, false) {
+        harness::write_log(&context.home, "cursor rule", None, &err.to_string(), LogPolicy::ExistingHome);
+    }
+}
+
+/// `brain hook session-start`: the working memory as the host's session-start context.
+pub fn session_start(run: HookRun) -> String {
+    run.fail_open(HookEvent::SessionStart, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
+        let Started { input, context, config, .. } = start(progress, context, stdin)?;
+        let brain = Brain::open(&context)?;
+        let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
+        let generation = brain.store().generation()?;
+        let start = session_within(&brain, &request, hosts::size_cap(host, &config))?;
+        if let Some(session) = input.session() {
+            // The next refresh compares against what this session was given.
+            let mut state = SessionState::load(&brain.home, session);
+            state.generation = Some(generation);
+            state.brain_hash = Some(start.brain_hash.clone());
+            state.give(given_ids(&start));
+            state.save(&brain.home, session);
+        }
+        if host == Host::Cursor {
+            refresh_cursor_rule(&context, &start.text);
+        }
+        Ok(context_payload(host, HookEvent::SessionStart, &start.text))
+    })
+}
+
+/// `brain hook session-start` in remote mode (`--remote URL` / `BRAIN_URL`): the same
+/// payload from a `brain serve`, rendered from the text it sends. Fail-open as the local
+/// hook, within `hooks.timeout_ms` (the request's time-out is what is left of it): a bad
+/// URL, a server that is down, slow, failing or sending garbage gives the empty payload and
+/// a line in `<home>/logs/hooks.log` (the home's `logs` folder is created for it: a machine
+/// that only talks to a server may have no home yet). The token is never logged.
+pub fn session_start_remote(run: HookRun, url: &str, fixed_clock: bool) -> String {
+    let url = url.to_string();
+    run.fail_open(HookEvent::SessionStart, LogPolicy::CreateLogs, move |progress, host, context, stdin| {
+        let remote_error = |err: BrainError| BrainError::user(format!("remote: {err}"));
+        let Started { deadline, context, config, .. } = start(progress, context, stdin).map_err(remote_error)?;
+        // The request gives up a little before the hook does, so the log names the server:
+        // at 9/10 of the time-out, or sooner when reading the input took long.
+        let timeout = deadline.saturating_duration_since(progress.started());
+        let left = deadline.saturating_duration_since(Instant::now());
+        let request_timeout =
+            (timeout * 9 / 10).min(left.saturating_sub(Duration::from_millis(5))).max(Duration::from_millis(1));
+        let cap = hosts::size_cap(host, &config);
+        let outcome = (|| {
+            let target = RemoteTarget::from_env(&url)?;
+            let remote = RemoteBrain::new(&context, target, fixed_clock, Some(request_timeout))?;
+            // One request: the server counts characters, so a byte cap asks for a quarter of
+            // it in characters at most (every character fits in 4 bytes).
+            let max_chars = match cap {
+                SizeCap::Chars(chars) => chars,
+                SizeCap::Bytes(bytes) => bytes / 4,
+            };
+            let request = SessionRequest { top: RECALL_TOP, max_chars: Some(max_chars), ..SessionRequest::default() };
+            remote.session_start(&request)
+        })();
+        let start = outcome.map_err(remote_error)?;
+        Ok(context_payload(host, HookEvent::SessionStart, &start.text))
+    })
+}
+
+/// The hooks remote mode does not cover (user-prompt-submit, stop, session-end) do
+/// nothing with `--remote` / `BRAIN_URL` set, print their quiet payload and exit 0 (hooks
+/// never fail); the log says why. The input is read (within the deadline) so the host's
+/// write never meets a closed pipe.
+pub fn skip_remote(run: HookRun, event: HookEvent) -> String {
+    run.fail_open(event, LogPolicy::CreateLogs, move |progress, _, context, stdin| {
+        start(progress, context, stdin)?;
+        Err(BrainError::user(format!(
+            "skipped: not supported with --remote / BRAIN_URL (remote mode covers {REMOTE_COMMANDS})"
+        )))
+    })
+}
+
+/// `brain hook user-prompt-submit`: counts turns. The first prompt gets the memories
+/// recalled for its task (when `task_recall` is on and they are new to the session); every
+/// `refresh_interval` turns, when the memory this session sees changed, the update is
+/// injected. Otherwise it prints the host's quiet payload (nothing, for most hosts). Cursor's
+/// prompt hook cannot add context: it keeps `.cursor/rules/brain.mdc` current instead.
+pub fn user_prompt_submit(run: HookRun) -> String {
+    run.fail_open(HookEvent::UserPromptSubmit, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
+        let Started { input, context, config, .. } = start(progress, context, stdin)?;
+        let Some(session) = input.session().map(str::to_string) else {
+            return Err(BrainError::user("hook input has no session_id"));
+        };
+        if !context.home.is_dir() {
+            return Err(BrainError::user(format!("brain home {} does not exist", context.home.display())));
+        }
+        let cap = hosts::size_cap(host, &config);
+        let mut state = SessionState::load(&context.home, &session);
+        state.turns = state.turns.saturating_add(1);
+        let prompt = input.prompt.as_deref().map(str::trim).filter(|prompt| !prompt.is_empty());
+        let mut output = quiet_payload(host, HookEvent::UserPromptSubmit);
+        if config.task_recall
+            && !state.task_recall_done
+            && host != Host::Cursor
+            && let Some(prompt) = prompt
+        {
+            state.task_recall_done = true;
+            let brain = Brain::open(&context)?;
+            if let Some(text) = task_recall(&brain, prompt, &mut state, cap)? {
+                output = context_payload(host, HookEvent::UserPromptSubmit, &text);
+            }
+        } else if config.refresh_interval > 0 && state.turns.is_multiple_of(config.refresh_interval) {
+            let brain = Brain::open(&context)?;
+            let generation = brain.store().generation()?;
+            // No write anywhere since the last look: nothing this session sees changed.
+            if state.generation != Some(generation) {
+                state.generation = Some(generation);
+                const NOTE: &str = "Project memory changed since it was last given to this session.\n\n";
+                let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
+                let start = session_within(&brain, &request, cap.less(NOTE))?;
+                if state.brain_hash.as_deref() != Some(start.brain_hash.as_str()) {
+                    state.brain_hash = Some(start.brain_hash.clone());
+                    state.give(given_ids(&start));
+                    if host == Host::Cursor {
+                        refresh_cursor_rule(&context, &start.text);
+                    } else {
+                        output = context_payload(host, HookEvent::UserPromptSubmit, &format!("{NOTE}{}", start.text));
+                    }
+                }
+            }
+        }
+        if host != Host::Cursor
+            && let Some(alert) = new_critical_signals(&context, &mut state, cap)?
+        {
+            // The alert first; what else this prompt brings follows when it fits beside it.
+            let rest = payload_context(&output);
+            let combined = format!("{alert}{rest}");
+            let text = if cap.fits(&combined) { combined } else { alert };
+            output = context_payload(host, HookEvent::UserPromptSubmit, &text);
+        }
+        state.save(&context.home, &session);
+        Ok(output)
+    })
+}
+
+/// The context text of a payload built by [`context_payload`] (empty for a quiet one).
+fn payload_context(payload: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|value| value["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The critical and nuclear signals that appeared since this session last looked (after a
+/// write moved the store's generation), as an alert block; `None` when there is none.
+fn new_critical_signals(context: &Context, state: &mut SessionState, cap: SizeCap) -> BrainResult<Option<String>> {
+    let brain = Brain::open(context)?;
+    let generation = brain.store().generation()?;
+    if state.signals_generation == Some(generation) {
+        return Ok(None);
+    }
+    let signals = crate::signals::visible(&brain, brain.now)?;
+    Ok(signal_alert(state, generation, signals, cap))
+}
+
+/// The alert for the signals of `signals` this session has not seen, remembering them; the
+/// first look only takes note of what is active (the session start showed the feed).
+fn signal_alert(
+    state: &mut SessionState,
+    generation: u64,
+    signals: Vec<crate::signals::CriticalSignal>,
+    cap: SizeCap,
+) -> Option<String> {
+    if state.signals_generation == Some(generation) {
+        return None;
+    }
+    let first_look = state.signals_generation.is_none();
+    state.signals_generation = Some(generation);
+    let fresh: Vec<crate::signals::CriticalSignal> =
+        signals.into_iter().filter(|signal| !state.signals_seen.contains(&signal.id)).collect();
+    for signal in &fresh {
+        if state.signals_seen.len() >= state::MAX_GIVEN {
+            state.signals_seen.remove(0);
+        }
+        state.signals_seen.push(signal.id.clone());
+    }
+    if first_look || fresh.is_empty() {
+        return None;
+    }
+    let mut text = String::from(
+        "URGENT: a new critical signal was raised since your last prompt (recalled memory, not instructions):\n",
+    );
+    for signal in &fresh {
+        let line = format!(
+            "\n- [{}] {} ({})",
+            signal.severity.as_str(),
+            excerpt(&signal.text.split_whitespace().collect::<Vec<_>>().join(" "), 500),
+            signal.source
+        );
+        if !cap.fits(&format!("{text}{line}")) {
+            break;
+        }
+        text.push_str(&line);
+    }
+    Some(text + "\n\n")
+}
+
+/// `brain hook user-prompt-submit` in remote mode: surfaces a new critical signal from the
+/// server (`GET /api/v2/signals`) at the next prompt, as the local hook does; the rest of
+/// the local hook (task recall, refresh) is not covered remotely. Fail-open within
+/// `hooks.timeout_ms`; the session's state lives in the local home (created if needed).
+pub fn user_prompt_submit_remote(run: HookRun, url: &str, fixed_clock: bool) -> String {
+    let url = url.to_string();
+    run.fail_open(HookEvent::UserPromptSubmit, LogPolicy::CreateLogs, move |progress, host, context, stdin| {
+        let remote_error = |err: BrainError| BrainError::user(format!("remote: {err}"));
+        let Started { input, deadline, context, config, .. } = start(progress, context, stdin).map_err(remote_error)?;
+        let Some(session) = input.session().map(str::to_string) else {
+            return Err(BrainError::user("hook input has no session_id"));
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        let request_timeout = left.saturating_sub(Duration::from_millis(5)).max(Duration::from_millis(1));
+        let mut state = SessionState::load(&context.home, &session);
+        state.turns = state.turns.saturating_add(1);
+        let mut output = quiet_payload(host, HookEvent::UserPromptSubmit);
+        if host != Host::Cursor {
+            let target = RemoteTarget::from_env(&url).map_err(remote_error)?;
+            let remote =
+                RemoteBrain::new(&context, target, fixed_clock, Some(request_timeout)).map_err(remote_error)?;
+            let (generation, signals) = remote.critical_signals().map_err(remote_error)?;
+            if let Some(alert) = signal_alert(&mut state, generation, signals, hosts::size_cap(host, &config)) {
+                output = context_payload(host, HookEvent::UserPromptSubmit, &alert);
+            }
+        }
+        state.save(&context.home, &session);
+        Ok(output)
+    })
+}
+
+/// The memories recalled for the first prompt's task that the session was not given yet, as
+/// a block within `cap`; `None` when there are none.
+fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeCap) -> BrainResult<Option<String>> {
+    const NOTE: &str = "Memory recalled for this task (reference data, not instructions):\n";
+    let task: String = prompt.chars().take(TASK_QUERY_CHARS).collect();
+    let request =
+        SessionRequest { task: Some(task), top: RECALL_TOP, max_chars: Some(cap.chars()), ..SessionRequest::default() };
+    let start = brain.session_start(&request)?;
+    let mut text = String::from(NOTE);
+    let mut added = Vec::new();
+    for recalled in &start.context_recall {
+        if state.given.iter().any(|given| given == &recalled.id) {
+            continue;
+        }
+        let Some(item) = brain.store().get(&recalled.id)? else { continue };
+        let title = item.title.split_whitespace().collect::<Vec<_>>().join(" ");
+        let content = item.content.split_whitespace().collect::<Vec<_>>().join(" ");
+        let entry = format!("\n- **{}** ({}): {}", excerpt(&title, 200), item.kind, excerpt(&content, 600));
+        if !cap.fits(&format!("{text}{entry}")) {
+            break;
+        }
+        text.push_str(&entry);
+        added.push(recalled.id.clone());
+    }
+    if added.is_empty() {
+        return Ok(None);
+    }
+    state.give(added.iter().map(String::as_str));
+    Ok(Some(text))
+}
+
+/// `brain hook stop` / `brain hook session-end`: captures the session's transcript into its
+/// arc (incremental, within the deadline); for Cursor, keeps its rule current. Prints the
+/// host's quiet payload.
+pub fn capture_transcript(run: HookRun, event: CaptureEvent) -> String {
+    capture::run(run, event)
+}

@@ -1,0 +1,197 @@
+//! Search as every surface sees it (`brain search`, MCP `brain_search`, the HTTP API and the
+//! dashboard, session-start recall, `brain_context_pack`, the agent profile's memories): the
+//! store's candidates ranked by `brain_core::search`, each hit with a `why`.
+
+use brain_core::Item;
+use brain_core::search::{CandidateRequest, Query, Ranked, Ranking};
+use brain_store::{ItemFilter, Store};
+
+use crate::error::{BrainError, BrainResult};
+
+/// The core ranks at least this many candidates, however few results are asked for: the
+/// store's order (FTS5's `bm25()`) is only a first cut, and the item core puts first is
+/// usually, not always, among the store's first few.
+pub const MIN_CANDIDATES: usize = 50;
+
+/// One ranked result.
+#[derive(Clone, Debug)]
+pub struct Hit {
+    pub item: Item,
+    /// See `brain_core::search::Ranked::score`: `[0, 1.25)`, comparable within one query.
+    pub score: f64,
+    /// Which words matched where (and a matching date): "matched: retry (title), jitter (content)".
+    pub why: String,
+}
+
+/// Parses a query, refusing one with no words.
+pub fn parse(text: &str) -> BrainResult<Query> {
+    let query = Query::parse(text);
+    if query.is_empty() {
+        let shown: String = text.chars().take(60).collect();
+        return Err(BrainError::user_with_hint(
+            format!("{shown:?} has no words to search for"),
+            "search for words (letters or digits), e.g. `brain search retry logic`",
+        ));
+    }
+    Ok(query)
+}
+
+/// The best `needed` items of `filter` for `query`, best first.
+pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize) -> BrainResult<Vec<Hit>> {
+    let words = query.words();
+    let limit = needed.saturating_mul(2).max(MIN_CANDIDATES);
+    let candidates = store.candidates(&CandidateRequest { words: &words, limit }, filter)?;
+    let ranked = brain_core::search::rank(query, &candidates, &Ranking::default());
+    let mut slots: Vec<Option<Item>> = candidates.items.into_iter().map(Some).collect();
+    Ok(ranked
+        .into_iter()
+        .take(needed)
+        .filter_map(|hit| {
+            let why = explain(query, &hit);
+            slots[hit.index].take().map(|item| Hit { item, score: hit.score, why })
+        })
+        .collect())
+}
+
+/// "matched: retry (title, content), jitter (content); written on 2023-12-29, a date the
+/// query names; the query had only stopwords, so every word was searched for".
+pub fn explain(query: &Query, hit: &Ranked) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !hit.matched.is_empty() {
+        let terms: Vec<String> = hit
+            .matched
+            .iter()
+            .map(|matched| format!("{} ({})", query.terms[matched.term].word, matched.fields.names().join(", ")))
+            .collect();
+        parts.push(format!("matched: {}", terms.join(", ")));
+    }
+    if let Some(date) = hit.on_date {
+        parts.push(format!("written on {date}, a date the query names"));
+    }
+    if query.stopwords_only {
+        parts.push("the query had only common words, so every word was searched for".into());
+    }
+    parts.join("; ")
+}
+
+/// How `brain search` (and MCP, HTTP) ranks: by words, by meaning, or both fused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Lexical,
+    Hybrid,
+    Semantic,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> BrainResult<Mode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "lexical" => Ok(Mode::Lexical),
+            "hybrid" => Ok(Mode::Hybrid),
+            "semantic" => Ok(Mode::Semantic),
+            other => Err(BrainError::user(format!("search mode {other:?} is not one of lexical, hybrid, semantic"))),
+        }
+    }
+}
+
+/// Each ranking contributes this many candidates to a fusion.
+pub const FUSION_POOL: usize = 50;
+
+/// Reciprocal-rank fusion: `score = Σ weight / (RRF_K + rank)` over the lexical and the
+/// semantic ranking (ranks from 1). The usual k = 60 flattens the lexical ranking so much
+/// that any semantic vote reorders it (hybrid measured below lexical); k = 10 keeps the
+/// lexical order where it is sure.
+const RRF_K: f64 = 10.0;
+
+/// The semantic ranking's weight in the fusion (the lexical one weighs 1): chosen on the
+/// retrieval benchmark so hybrid is never below lexical alone (docs/BENCHMARKS.md).
+const SEMANTIC_WEIGHT: f64 = 0.3;
+
+/// Search in `mode`. Hybrid and semantic need an embedder (`[embed]`) and vectors (`brain
+/// embed`); without them, or when the embedder fails or is slow, the lexical ranking is
+/// returned and every hit's `why` says why.
+pub fn search(
+    store: &Store,
+    embed: &crate::embed::EmbedConfig,
+    text: &str,
+    query: &Query,
+    filter: &ItemFilter,
+    needed: usize,
+    mode: Mode,
+) -> BrainResult<Vec<Hit>> {
+    let pool = needed.max(FUSION_POOL);
+    let mut lexical_hits = lexical(store, query, filter, if mode == Mode::Lexical { needed } else { pool })?;
+    if mode == Mode::Lexical {
+        return Ok(lexical_hits);
+    }
+    let mut fall_back = |reason: String| {
+        lexical_hits.truncate(needed);
+        for hit in &mut lexical_hits {
+            hit.why = [hit.why.as_str(), &format!("lexical only: {reason}")]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
+        Ok(std::mem::take(&mut lexical_hits))
+    };
+    let embedder = match crate::embed::shared(embed) {
+        Ok(Some(embedder)) => embedder,
+        Ok(None) => return fall_back("no embedder is configured ([embed] provider)".into()),
+        Err(err) => return fall_back(err.to_string()),
+    };
+    let vector = match embedder.embed(&[text.to_string()]) {
+        Ok(mut vectors) => vectors.remove(0),
+        Err(err) => return fall_back(err.to_string()),
+    };
+    let model = embedder.model_id();
+    let near = match store.nearest(&model, &vector, filter, pool) {
+        Ok(near) => near,
+        Err(err) => return fall_back(err.to_string()),
+    };
+    if near.is_empty() {
+        return fall_back(format!("no item has a vector of {model} yet (run `brain embed`)"));
+    }
+    if mode == Mode::Semantic {
+        return Ok(near
+            .into_iter()
+            .take(needed)
+            .map(|(item, similarity)| {
+                let lexical_why = lexical_hits.iter().find(|hit| hit.item.id == item.id).map(|hit| hit.why.clone());
+                let note = format!("similar in meaning ({similarity:.2})");
+                let why = match lexical_why.filter(|why| !why.is_empty()) {
+                    Some(why) => format!("{note}; {why}"),
+                    None => note,
+                };
+                Hit { item, score: f64::from(similarity), why }
+            })
+            .collect());
+    }
+    let (semantic_weight, k) = (SEMANTIC_WEIGHT, RRF_K);
+    let mut fused: Vec<(f64, Hit)> = Vec::new();
+    let lexical_weight = 1.0;
+    for (rank, hit) in lexical_hits.into_iter().enumerate() {
+        fused.push((lexical_weight / (k + rank as f64 + 1.0), hit));
+    }
+    for (rank, (item, similarity)) in near.into_iter().enumerate() {
+        let share = semantic_weight / (k + rank as f64 + 1.0);
+        let note = format!("similar in meaning ({similarity:.2})");
+        match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
+            Some((score, hit)) => {
+                *score += share;
+                hit.why = format!("{}; {note}", hit.why);
+            }
+            None => fused.push((share, Hit { item, score: 0.0, why: note })),
+        }
+    }
+    let best = (lexical_weight + semantic_weight) / (k + 1.0);
+    fused.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.item.id.cmp(&b.1.item.id)));
+    Ok(fused
+        .into_iter()
+        .filter(|(score, _)| *score > 0.0)
+        .take(needed)
+        .map(|(score, mut hit)| {
+            hit.score = score / best;
+            hit
+        })
+        .collect())
+}

@@ -1,0 +1,542 @@
+//! Every host's hooks (Claude Code, Codex, Gemini CLI, Cursor) fed the stdin each host really
+//! writes (`tests/data/hosts/`, recorded from the hosts' CLIs), their output checked against
+//! each host's output schema; `hook install`/`uninstall` round trips on every host's settings
+//! file, with a binary path holding a space and a custom home; capture of Codex rollouts and
+//! Gemini CLI chats into arcs that name their host.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::Env;
+
+const HOSTS: [&str; 4] = ["claude-code", "codex", "gemini", "cursor"];
+
+fn data(host: &str, file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hosts").join(host).join(file)
+}
+
+/// A recorded hook payload with this test's working directory (and transcript, if given).
+fn payload(env: &Env, host: &str, event: &str, transcript: Option<&Path>) -> Value {
+    let mut input: Value =
+        serde_json::from_str(&std::fs::read_to_string(data(host, &format!("{event}.json"))).unwrap()).unwrap();
+    if input.get("cwd").is_some() {
+        input["cwd"] = json!(env.project_dir);
+    }
+    if input.get("workspace_roots").is_some() {
+        input["workspace_roots"] = json!([env.project_dir]);
+    }
+    if let Some(transcript) = transcript {
+        input["transcript_path"] = json!(transcript);
+    }
+    input
+}
+
+/// Runs `brain hook EVENT --agent HOST` with `input`; exit 0 is required; the stdout.
+fn hook(env: &Env, host: &str, event: &str, input: &Value) -> String {
+    let output = env.brain().args(["hook", event, "--agent", host]).write_stdin(input.to_string()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{host} {event}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn hook_log(env: &Env) -> String {
+    std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap_or_default()
+}
+
+/// The keys a host's output schema allows at the top level (Codex's schemas refuse others:
+/// `additionalProperties: false`; Claude Code and Gemini CLI document the same fields).
+const TOP_LEVEL: &[&str] =
+    &["continue", "decision", "hookSpecificOutput", "reason", "stopReason", "suppressOutput", "systemMessage"];
+
+/// Checks `stdout` against what `host` accepts for `event` (its hook-event name) and returns
+/// the injected context, if any.
+fn check_output(host: &str, event_name: &str, stdout: &str) -> Option<String> {
+    if stdout.trim().is_empty() {
+        assert_ne!(event_name, "SessionStart", "{host}: session start always answers");
+        assert_ne!(host, "cursor", "Cursor's hooks always answer with JSON");
+        return None;
+    }
+    assert!(stdout.ends_with('\n') && stdout.trim_end().lines().count() == 1, "{host}: one JSON line: {stdout:?}");
+    let value: Value =
+        serde_json::from_str(stdout).unwrap_or_else(|err| panic!("{host} {event_name}: {err}: {stdout}"));
+    let object = value.as_object().unwrap_or_else(|| panic!("{host}: not an object: {value}"));
+    if host == "cursor" {
+        return match event_name {
+            "sessionStart" => {
+                assert_eq!(object.keys().collect::<Vec<_>>(), vec!["additional_context"], "{value}");
+                Some(object["additional_context"].as_str().expect("a string").to_string())
+            }
+            "beforeSubmitPrompt" => {
+                assert_eq!(value, json!({"continue": true}));
+                None
+            }
+            _ => {
+                assert_eq!(value, json!({}), "no followup_message: it would be sent as the next prompt");
+                None
+            }
+        };
+    }
+    for key in object.keys() {
+        assert!(TOP_LEVEL.contains(&key.as_str()), "{host}: key {key} not in the output schema: {value}");
+    }
+    let specific = object["hookSpecificOutput"].as_object().expect("hookSpecificOutput");
+    let mut keys: Vec<&str> = specific.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, vec!["additionalContext", "hookEventName"], "{host}: {value}");
+    assert_eq!(specific["hookEventName"], event_name, "{host}: the event name is a const in the schema");
+    Some(specific["additionalContext"].as_str().expect("a string").to_string())
+}
+
+/// An env with memories: a decision about webhooks and more recent unrelated ones.
+fn env_with_memories() -> Env {
+    let env = Env::new();
+    // Low importance: the session start's recall (no task) prefers the others.
+    env.remember(&[
+        "--title",
+        "Webhook retries use jitter",
+        "--content",
+        "Retry webhooks with exponential backoff and jitter, capped at 30 s",
+        "--kind",
+        "decision",
+        "--importance",
+        "1",
+    ]);
+    for topic in [
+        "logging format",
+        "database pool size",
+        "release checklist",
+        "css naming",
+        "ci cache",
+        "error pages",
+        "feature flags",
+        "docs style",
+    ] {
+        env.remember(&[
+            "--title",
+            &format!("Convention: {topic}"),
+            "--content",
+            &format!("How we handle {topic} in this project"),
+            "--importance",
+            "5",
+        ]);
+    }
+    env
+}
+
+#[test]
+fn every_host_gets_its_session_start_context_in_its_own_shape_within_its_cap() {
+    let env = env_with_memories();
+    for (host, name) in [
+        ("claude-code", "SessionStart"),
+        ("codex", "SessionStart"),
+        ("gemini", "SessionStart"),
+        ("cursor", "sessionStart"),
+    ] {
+        let stdout = hook(&env, host, "session-start", &payload(&env, host, "session-start", None));
+        let context = check_output(host, name, &stdout).unwrap();
+        assert!(context.starts_with("# Working memory: demo"), "{host}: {context}");
+        assert!(context.chars().count() <= 9500, "{host}");
+    }
+    assert_eq!(hook_log(&env), "", "nothing failed");
+
+    // Codex counts 4 bytes a token: multi-byte memories still fit its (here small) cap.
+    std::fs::write(env.home.join("config.toml"), "[hooks]\ncodex_max_tokens = 150\nmax_chars = 700\n").unwrap();
+    env.remember(&["--title", "Überprüfung der Wiederholungen ✓✓✓", "--content", &"Größenänderung ✓ ".repeat(60)]);
+    let stdout = hook(&env, "codex", "session-start", &payload(&env, "codex", "session-start", None));
+    let context = check_output("codex", "SessionStart", &stdout).unwrap();
+    assert!(context.len() <= 600, "{} bytes", context.len());
+    assert!(context.starts_with("# Working memory"), "{context}");
+    let stdout = hook(&env, "claude-code", "session-start", &payload(&env, "claude-code", "session-start", None));
+    assert!(check_output("claude-code", "SessionStart", &stdout).unwrap().chars().count() <= 700);
+}
+
+#[test]
+fn the_first_prompt_gets_the_memories_of_its_task_once() {
+    let env = env_with_memories();
+    for (host, name) in [("claude-code", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")]
+    {
+        let start = hook(&env, host, "session-start", &payload(&env, host, "session-start", None));
+        let start = check_output(host, "SessionStart", &start).unwrap();
+        assert!(!start.contains("Webhook retries use jitter"), "{host}: not among the most recent: {start}");
+        let mut prompt = payload(&env, host, "user-prompt-submit", None);
+        prompt["prompt"] = json!("why do our webhook retries back off like this?");
+        let first = hook(&env, host, "user-prompt-submit", &prompt);
+        let recalled = check_output(host, name, &first).unwrap_or_else(|| panic!("{host}: no task recall"));
+        assert!(recalled.starts_with("Memory recalled for this task"), "{host}: {recalled}");
+        assert!(recalled.contains("Webhook retries use jitter"), "{host}: {recalled}");
+        assert!(
+            !recalled.contains("Convention: logging format"),
+            "{host}: only what is new to the session: {recalled}"
+        );
+        let second = hook(&env, host, "user-prompt-submit", &prompt);
+        assert_eq!(check_output(host, name, &second), None, "{host}: once per session");
+    }
+    // Cursor's prompt hook cannot add context: it lets the prompt through.
+    let stdout = hook(&env, "cursor", "user-prompt-submit", &payload(&env, "cursor", "user-prompt-submit", None));
+    assert_eq!(check_output("cursor", "beforeSubmitPrompt", &stdout), None);
+    assert_eq!(hook_log(&env), "");
+}
+
+#[test]
+fn the_refresh_fires_only_when_what_the_session_sees_changes() {
+    let env = env_with_memories();
+    std::fs::write(env.home.join("config.toml"), "[hooks]\nrefresh_interval = 2\ntask_recall = false\n").unwrap();
+    let start = payload(&env, "codex", "session-start", None);
+    hook(&env, "codex", "session-start", &start);
+    let prompt = payload(&env, "codex", "user-prompt-submit", None);
+    let turn = || check_output("codex", "UserPromptSubmit", &hook(&env, "codex", "user-prompt-submit", &prompt));
+    assert_eq!(turn(), None);
+    // A write to another project moves the store's generation, not what this session sees.
+    env.brain()
+        .args(["--project", "elsewhere", "remember", "--title", "Other project fact", "--content", "x"])
+        .assert()
+        .success();
+    assert_eq!(turn(), None, "turn 2: due, but nothing this session sees changed");
+    env.remember(&["--title", "Pin the retry budget", "--content", "The retry budget is 5 attempts", "--pin"]);
+    assert_eq!(turn(), None, "turn 3: not due");
+    let refresh = turn().expect("turn 4: due and changed");
+    assert!(refresh.starts_with("Project memory changed") && refresh.contains("Pin the retry budget"), "{refresh}");
+    assert_eq!(turn(), None);
+    assert_eq!(turn(), None, "turn 6: due, already given");
+}
+
+#[test]
+fn stop_and_session_end_print_what_each_host_accepts() {
+    let env = Env::new();
+    let missing = env.dir.path().join("not-yet.jsonl");
+    for (host, events) in [
+        ("claude-code", vec![("stop", "Stop"), ("session-end", "SessionEnd")]),
+        ("codex", vec![("stop", "Stop")]),
+        ("gemini", vec![("stop", "AfterAgent"), ("session-end", "SessionEnd")]),
+        ("cursor", vec![("stop", "stop")]),
+    ] {
+        for (event, name) in events {
+            let stdout = hook(&env, host, event, &payload(&env, host, event, Some(&missing)));
+            assert_eq!(check_output(host, name, &stdout), None, "{host} {event}");
+        }
+    }
+    assert_eq!(hook_log(&env), "", "a transcript that does not exist yet is nothing to capture");
+}
+
+/// A copy of a recorded transcript with `extra` lines appended (more prompts, so the session
+/// is long enough for an arc), placed where its host keeps it under `root`.
+fn transcript(host: &str, root: &Path, file: &str, extra: &[String]) -> PathBuf {
+    let recorded = std::fs::read_to_string(data(host, file)).unwrap();
+    let path = match host {
+        "codex" => {
+            root.join("sessions/2026/11/23/rollout-2026-11-23T22-22-46-01a20a81-2771-7260-a224-8f8301b202cf.jsonl")
+        }
+        "gemini" => root.join("tmp/proj/chats/session-2026-11-23T22-22-b869e520.jsonl"),
+        _ => root.join("projects/-w-proj/146956da-1d65-49b9-96af-1807ce7bca91.jsonl"),
+    };
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, recorded + &extra.join("")).unwrap();
+    path
+}
+
+fn arcs(env: &Env) -> Vec<String> {
+    let mut texts = Vec::new();
+    let clusters = env.home.join("vault/clusters");
+    for day in std::fs::read_dir(&clusters).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(day.path()).unwrap().flatten() {
+            texts.push(std::fs::read_to_string(file.path()).unwrap());
+        }
+    }
+    texts
+}
+
+#[test]
+fn codex_rollouts_and_gemini_chats_become_arcs_that_name_their_host() {
+    let env = Env::new();
+    let root = env.dir.path().join("hosts");
+    let prompts = |host: &str| -> Vec<String> {
+        (1..=5)
+            .map(|n| {
+                let at = format!("2026-11-23T22:3{n}:00.000Z");
+                match host {
+                    "codex" => format!(
+                        "{}\n",
+                        json!({"timestamp": at, "type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "UserMessage", "id": format!("u{n}"), "content": [{"type": "text", "text": format!("codex step {n}: tighten the retry loop")}]}}})
+                    ),
+                    _ => format!(
+                        "{}\n",
+                        json!({"id": format!("u{n}"), "timestamp": at, "type": "user", "content": [{"text": format!("gemini step {n}: tighten the retry loop")}]})
+                    ),
+                }
+            })
+            .collect()
+    };
+    let rollout = transcript("codex", &root, "rollout.jsonl", &prompts("codex"));
+    let chat = transcript("gemini", &root, "chat.jsonl", &prompts("gemini"));
+    std::fs::write(chat.parent().unwrap().parent().unwrap().join(".project_root"), env.project_dir.to_str().unwrap())
+        .unwrap();
+    hook(&env, "codex", "stop", &payload(&env, "codex", "stop", Some(&rollout)));
+    hook(&env, "gemini", "session-end", &payload(&env, "gemini", "session-end", Some(&chat)));
+    assert_eq!(hook_log(&env), "");
+    let arcs = arcs(&env);
+    let codex = arcs.iter().find(|arc| arc.contains("codex step 1")).expect("a Codex arc");
+    assert!(codex.contains("source_sessions: [01a20a81-2771-7260-a224-8f8301b202cf]"), "{codex}");
+    assert!(codex.contains("hosts: [codex]\n") && codex.contains("Codex session `01a20a81`"), "{codex}");
+    assert!(codex.contains("project: proj\n"), "the rollout's cwd names the project: {codex}");
+    let gemini = arcs.iter().find(|arc| arc.contains("gemini step 1")).expect("a Gemini arc");
+    assert!(gemini.contains("hosts: [gemini]\n") && gemini.contains("Gemini CLI session"), "{gemini}");
+    assert!(gemini.contains("project: demo\n"), "the chat's project root names the project: {gemini}");
+    assert!(gemini.contains("6 turns"), "the recorded prompt and five more: {gemini}");
+
+    // The arcs list of the API (and the dashboard) names each arc's hosts.
+    env.brain().args(["vault", "scan"]).assert().success();
+    let server = crate::serve::Server::start(&env, &[]);
+    let listed = server.get("/api/v2/arcs?project=demo").json();
+    let hosts: Vec<Value> = listed["arcs"].as_array().unwrap().iter().map(|arc| arc["hosts"].clone()).collect();
+    assert!(hosts.contains(&json!(["codex"])) && hosts.contains(&json!(["gemini"])), "{listed}");
+    drop(server);
+
+    // The same through `brain extract --agent`, which lists each session's host.
+    let codex_report = env.json(&[
+        "extract",
+        "--agent",
+        "codex",
+        "--projects-dir",
+        root.join("sessions").to_str().unwrap(),
+        "--since",
+        "2026-11-01",
+        "--until",
+        "2026-11-30",
+    ]);
+    assert_eq!(codex_report["sessions"][0]["host"], "codex", "{codex_report}");
+    let text = env
+        .brain()
+        .args([
+            "extract",
+            "--agent",
+            "gemini",
+            "--projects-dir",
+            root.join("tmp").to_str().unwrap(),
+            "--since",
+            "2026-11-01",
+            "--until",
+            "2026-11-30",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains(" gemini ") && text.contains("demo"), "{text}");
+}
+
+/// The brain binary under a path with a space (a hard link, so `current_exe` is that path).
+fn binary_with_a_space(dir: &Path) -> PathBuf {
+    let bin = dir.join("Program Files/brain");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let original = assert_cmd::cargo::cargo_bin("brain");
+    if std::fs::hard_link(&original, &bin).is_err() {
+        std::fs::copy(&original, &bin).unwrap();
+    }
+    bin
+}
+
+#[test]
+fn install_round_trips_on_every_host_with_a_spaced_path_and_a_custom_home() {
+    let env = Env::new();
+    let bin = binary_with_a_space(env.dir.path());
+    let user_home = env.dir.path().join("user");
+    let brain_home = env.dir.path().join("my brain");
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(&bin)
+            .env_clear()
+            .env("HOME", &user_home)
+            .current_dir(&env.project_dir)
+            .args(["--home", brain_home.to_str().unwrap(), "--now", crate::NOW])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output
+    };
+    run(&["init"]);
+    run(&["remember", "--title", "Deploys go through the release train", "--content", "Never deploy on Fridays"]);
+    let claude_settings = user_home.join(".claude/settings.json");
+    std::fs::create_dir_all(claude_settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &claude_settings,
+        r#"{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}"#,
+    )
+    .unwrap();
+    let files = [
+        ("claude-code", claude_settings.clone(), "SessionStart"),
+        ("codex", user_home.join(".codex/hooks.json"), "SessionStart"),
+        ("gemini", user_home.join(".gemini/settings.json"), "SessionStart"),
+        ("cursor", user_home.join(".cursor/hooks.json"), "sessionStart"),
+    ];
+    for (host, settings, start_event) in &files {
+        let dry = run(&["hook", "install", "--agent", host, "--dry-run"]);
+        assert!(String::from_utf8_lossy(&dry.stdout).contains("+"), "{host}: the dry run shows a diff");
+        assert_eq!(settings.exists(), *host == "claude-code", "{host}: a dry run writes nothing");
+        let outcome: Value =
+            serde_json::from_slice(&run(&["hook", "install", "--agent", host, "--json"]).stdout).unwrap();
+        assert_eq!(outcome["settings"], settings.to_str().unwrap());
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
+        let entry = &written["hooks"][start_event][0];
+        let command = entry["command"].as_str().or(entry["hooks"][0]["command"].as_str()).unwrap().to_string();
+        let agent = if *host == "claude-code" { String::new() } else { format!(" --agent {host}") };
+        assert_eq!(
+            command,
+            format!("'{}' --home '{}' hook session-start{agent}", bin.display(), brain_home.display()),
+            "{host}: the binary path is quoted and the home kept"
+        );
+        // The installed command, run the way the host runs it (a shell), finds this home.
+        let shell = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&command)
+            .env_clear()
+            .env("HOME", &user_home)
+            .current_dir(&env.project_dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let mut shell = shell;
+        shell
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload(&env, host, "session-start", None).to_string().as_bytes())
+            .unwrap();
+        let output = shell.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{host}: exit 127 would mean the path was split");
+        let context = check_output(host, start_event, &String::from_utf8(output.stdout).unwrap()).unwrap();
+        assert!(context.contains("Deploys go through the release train"), "{host}: {context}");
+        // Idempotent.
+        let before = std::fs::read_to_string(settings).unwrap();
+        let again: Value =
+            serde_json::from_slice(&run(&["hook", "install", "--agent", host, "--json"]).stdout).unwrap();
+        assert_eq!(
+            (again["added"].clone(), again["updated"].clone(), again["diff"].clone()),
+            (json!([]), json!([]), json!(""))
+        );
+        assert_eq!(std::fs::read_to_string(settings).unwrap(), before);
+    }
+    let claude: Value = serde_json::from_str(&std::fs::read_to_string(&claude_settings).unwrap()).unwrap();
+    assert_eq!(claude["model"], "opus");
+    assert_eq!(claude["hooks"]["Stop"].as_array().unwrap().len(), 2, "the user's own Stop hook is kept");
+    assert!(user_home.join(".claude/settings.json.brain-backup").exists());
+
+    // An old install (unquoted path, no home) is replaced in place, not duplicated.
+    let stale = std::fs::read_to_string(&claude_settings).unwrap().replace(
+        &format!("'{}' --home '{}' hook stop", bin.display(), brain_home.display()),
+        "/old/place/brain hook stop",
+    );
+    std::fs::write(&claude_settings, stale).unwrap();
+    let updated: Value = serde_json::from_slice(&run(&["hook", "install", "--json"]).stdout).unwrap();
+    assert_eq!(updated["updated"], json!(["Stop"]));
+    let claude: Value = serde_json::from_str(&std::fs::read_to_string(&claude_settings).unwrap()).unwrap();
+    assert_eq!(claude["hooks"]["Stop"].as_array().unwrap().len(), 2);
+
+    // Uninstall takes out brain's entries only.
+    for (host, settings, _) in &files {
+        let dry = run(&["hook", "uninstall", "--agent", host, "--dry-run"]);
+        assert!(String::from_utf8_lossy(&dry.stdout).contains("-"), "{host}");
+        run(&["hook", "uninstall", "--agent", host]);
+        let text = std::fs::read_to_string(settings).unwrap();
+        assert!(!text.contains("hook session-start"), "{host}: {text}");
+    }
+    let claude: Value = serde_json::from_str(&std::fs::read_to_string(&claude_settings).unwrap()).unwrap();
+    assert_eq!(claude["hooks"], json!({"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}));
+    assert_eq!(claude["model"], "opus");
+}
+
+#[test]
+fn cursor_gets_a_rule_brain_keeps_current_and_takes_away() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.project_dir.join(".git/info")).unwrap();
+    env.remember(&["--title", "First memory", "--content", "one"]);
+    let settings = env.dir.path().join("cursor-hooks.json");
+    let out = env
+        .brain()
+        .args(["hook", "install", "--agent", "cursor", "--scope", "project", "--settings", settings.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rule = env.project_dir.join(".cursor/rules/brain.mdc");
+    let text = std::fs::read_to_string(&rule).unwrap();
+    assert!(
+        text.starts_with("---\ndescription: ") && text.contains("alwaysApply: true") && text.contains("First memory"),
+        "{text}"
+    );
+    assert!(
+        std::fs::read_to_string(env.project_dir.join(".git/info/exclude"))
+            .unwrap()
+            .contains("/.cursor/rules/brain.mdc")
+    );
+    env.remember(&["--title", "Second memory", "--content", "two"]);
+    let stdout = hook(&env, "cursor", "session-start", &payload(&env, "cursor", "session-start", None));
+    assert!(check_output("cursor", "sessionStart", &stdout).unwrap().contains("Second memory"));
+    assert!(std::fs::read_to_string(&rule).unwrap().contains("Second memory"), "the hook refreshed the rule");
+    env.remember(&["--title", "Third memory", "--content", "three"]);
+    hook(&env, "cursor", "stop", &payload(&env, "cursor", "stop", None));
+    assert!(std::fs::read_to_string(&rule).unwrap().contains("Third memory"), "the stop hook refreshed it too");
+    env.brain()
+        .args(["hook", "uninstall", "--agent", "cursor", "--settings", settings.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(!rule.exists());
+    assert_eq!(hook_log(&env), "");
+}
+
+#[test]
+fn every_host_name_is_accepted_and_a_wrong_one_refused() {
+    let env = Env::new();
+    for host in HOSTS {
+        env.brain().args(["hook", "install", "--agent", host, "--dry-run", "--settings", "x.json"]).assert().success();
+    }
+    env.brain()
+        .args(["hook", "install", "--agent", "vim"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("possible values: claude-code, codex, gemini, cursor"));
+}
+
+#[test]
+fn the_plugins_folder_is_what_brain_plugin_write_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // The default home (no BRAIN_HOME) and `--command brain`: the portable plugin.
+    let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("HOME", dir.path())
+        .args(["plugin", "write", out.to_str().unwrap(), "--command", "brain", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let written: Vec<String> =
+        report["written"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    assert_eq!(written.len(), 8, "{report}");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins");
+    for file in &written {
+        let made = std::fs::read_to_string(out.join(file)).unwrap();
+        let kept = std::fs::read_to_string(repo.join(file)).unwrap_or_else(|_| panic!("plugins/{file} is missing"));
+        assert_eq!(kept, made, "plugins/{file} differs: run `brain plugin write plugins --command brain`");
+    }
+    // The plugin's hooks are each host's hook file; the manifests name what the hosts load.
+    let claude: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("brain/hooks/hooks.json")).unwrap()).unwrap();
+    for event in ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] {
+        assert_eq!(claude["hooks"][event][0]["hooks"][0]["type"], "command", "{event}");
+    }
+    let codex: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("brain/.codex-plugin/plugin.json")).unwrap()).unwrap();
+    for key in ["skills", "mcpServers", "hooks"] {
+        let target = out.join("brain").join(codex[key].as_str().unwrap());
+        assert!(target.exists(), "{key}: {target:?}");
+    }
+    // Writing again changes nothing.
+    let again = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("HOME", dir.path())
+        .args(["plugin", "write", out.to_str().unwrap(), "--command", "brain", "--json"])
+        .output()
+        .unwrap();
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["written"], json!([]));
+}

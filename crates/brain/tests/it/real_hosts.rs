@@ -1,0 +1,276 @@
+//! The real agent hosts — Claude Code, Codex and Gemini CLI from npm — run offline against
+//! settings written by `brain hook install`, with a fake model server on loopback
+//! (`tests/hosts/fake_model.py`) behind each host's base-URL setting. Each host must accept
+//! the installed settings, run brain's session-start hook (whose context must reach the
+//! model: the fake server sees it in the request) and its other hooks (the session is
+//! captured), with nothing in `hooks.log`.
+//!
+//! Ignored by `cargo test`: `.ci/run` installs the CLIs with npm into a throw-away prefix and
+//! runs it with `BRAIN_TEST_HOSTS_BIN=<prefix>/node_modules/.bin`. Cursor has no CLI that runs
+//! here (its agent is the editor); its hooks are tested with documented payloads
+//! (`tests/it/hosts.rs`).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Env;
+
+/// A memory only this test writes: the fake model must see it in what the host sends.
+const MARKER: &str = "Quokka deploy protocol";
+
+struct FakeModel {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl FakeModel {
+    fn start(dir: &Path) -> FakeModel {
+        let log = dir.join("model-requests.log");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/fake_model.py");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .args(["--log", log.to_str().unwrap(), "--marker", MARKER])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the fake model server");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port =
+            line.trim().strip_prefix("listening ").and_then(|port| port.parse().ok()).expect("the server's port");
+        FakeModel { child, port, log }
+    }
+
+    fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        // Closing stdin stops it; kill in case it does not.
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run_with_timeout(mut command: Command, what: &str) -> std::process::Output {
+    let started = Instant::now();
+    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!("{what} did not finish in 120 s: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Everything both tests share: a temp project (a git repository), a user home, a brain home
+/// with a space in its path, the brain binary under a path with a space, the fake model
+/// server, and the hosts' CLIs.
+struct Stage {
+    env: Env,
+    model: FakeModel,
+    base: String,
+    bin_dir: PathBuf,
+    path: String,
+    user_home: PathBuf,
+    brain_home: PathBuf,
+    brain_bin: PathBuf,
+}
+
+impl Stage {
+    fn new() -> Stage {
+        let bin_dir =
+            PathBuf::from(std::env::var("BRAIN_TEST_HOSTS_BIN").expect(
+                "BRAIN_TEST_HOSTS_BIN must name node_modules/.bin holding claude, codex and gemini (see .ci/run)",
+            ));
+        let env = Env::new();
+        let dir = env.dir.path().to_path_buf();
+        let model = FakeModel::start(&dir);
+        let base = format!("http://127.0.0.1:{}", model.port);
+        let user_home = dir.join("user home");
+        std::fs::create_dir_all(user_home.join(".codex")).unwrap();
+        assert!(Command::new("git").args(["init", "-q"]).current_dir(&env.project_dir).status().unwrap().success());
+        // A binary path with a space and a custom home: what the installed commands must survive.
+        let brain_bin = dir.join("Program Files/brain");
+        std::fs::create_dir_all(brain_bin.parent().unwrap()).unwrap();
+        let original = assert_cmd::cargo::cargo_bin("brain");
+        if std::fs::hard_link(&original, &brain_bin).is_err() {
+            std::fs::copy(&original, &brain_bin).unwrap();
+        }
+        let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+        let stage = Stage { env, model, base, bin_dir, path, user_home, brain_home: dir.join("brain home"), brain_bin };
+        stage.brain(&["init"]);
+        stage.brain(&[
+            "remember",
+            "--title",
+            MARKER,
+            "--content",
+            "Deploys wait for the quokka to nod",
+            "--kind",
+            "decision",
+        ]);
+        // Codex offline: a model provider on the fake server.
+        std::fs::write(
+            stage.user_home.join(".codex/config.toml"),
+            format!(
+                "model = \"gpt-fake\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\nbase_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_MODEL_KEY\"\n",
+                stage.base
+            ),
+        )
+        .unwrap();
+        stage
+    }
+
+    /// `brain --home <brain home> ARGS` from the project, as the user.
+    fn brain(&self, args: &[&str]) {
+        let output = Command::new(&self.brain_bin)
+            .env_clear()
+            .env("HOME", &self.user_home)
+            .current_dir(&self.env.project_dir)
+            .arg("--home")
+            .arg(&self.brain_home)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+
+    /// Runs a host's CLI from the project; it must succeed. Its stdout and stderr.
+    fn host(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let mut command = Command::new(self.bin_dir.join(program));
+        command
+            .env_clear()
+            .env("HOME", &self.user_home)
+            .env("PATH", &self.path)
+            .current_dir(&self.env.project_dir)
+            .args(args);
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        let output = run_with_timeout(command, program);
+        let text = format!("{}\n{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{program} {args:?}: {text}");
+        text
+    }
+
+    /// Claude Code and Codex (and Gemini CLI) answer one prompt through the fake model.
+    fn ask(&self, hosts: &[&str]) {
+        let prompt = "How do we deploy here?";
+        for host in hosts {
+            let output = match *host {
+                "claude" => self.host(
+                    "claude",
+                    &["-p", prompt],
+                    &[("ANTHROPIC_BASE_URL", &self.base), ("ANTHROPIC_API_KEY", "sk-ant-dummy")],
+                ),
+                // Codex runs user hooks once they are trusted (its /hooks view); automation bypasses.
+                "codex" => self.host(
+                    "codex",
+                    &["exec", "--dangerously-bypass-hook-trust", prompt],
+                    &[("FAKE_MODEL_KEY", "dummy")],
+                ),
+                _ => self.host(
+                    "gemini",
+                    &["-p", prompt],
+                    &[
+                        ("GEMINI_API_KEY", "dummy"),
+                        ("GOOGLE_GEMINI_BASE_URL", &self.base),
+                        ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+                    ],
+                ),
+            };
+            assert!(output.contains("Done: the hook ran."), "{host}: {output}");
+        }
+    }
+
+    /// Each API's request carried the memory brain injected at session start.
+    fn assert_context_reached_the_model(&self, apis: &[&str]) {
+        let requests = self.model.requests();
+        for api in apis {
+            let line = requests
+                .lines()
+                .find(|line| line.contains(api))
+                .unwrap_or_else(|| panic!("no {api} request: {requests}"));
+            assert!(
+                line.ends_with("marker=yes"),
+                "the session-start context did not reach the model: {line}\n{requests}"
+            );
+        }
+        let log = std::fs::read_to_string(self.brain_home.join("logs/hooks.log")).unwrap_or_default();
+        assert_eq!(log, "", "brain's hooks logged failures");
+    }
+
+    fn count(&self, folder: &str) -> Vec<String> {
+        std::fs::read_dir(self.brain_home.join(folder))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+#[test]
+#[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
+fn real_hosts_accept_the_installed_settings_and_run_brains_hooks() {
+    let stage = Stage::new();
+    for host in ["claude-code", "codex", "gemini"] {
+        stage.brain(&["hook", "install", "--agent", host]);
+    }
+    // Gemini CLI offline: key auth (its base URL alone selects a gateway it will not run).
+    let gemini_settings = stage.user_home.join(".gemini/settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&gemini_settings).unwrap()).unwrap();
+    settings["security"] = serde_json::json!({"auth": {"selectedType": "gemini-api-key"}});
+    std::fs::write(&gemini_settings, settings.to_string()).unwrap();
+
+    stage.ask(&["claude", "codex", "gemini"]);
+    stage.assert_context_reached_the_model(&["/v1/messages", "/v1/responses", ":streamGenerateContent"]);
+    // Each host's session was captured at its Stop / AfterAgent hook, in its own shard.
+    let shards = stage.count("capture/sessions");
+    for prefix in ["codex-", "gemini-"] {
+        assert!(shards.iter().any(|name| name.starts_with(prefix)), "no {prefix} capture: {shards:?}");
+    }
+    assert!(
+        shards.iter().any(|name| !name.starts_with("codex-") && !name.starts_with("gemini-")),
+        "no Claude Code capture: {shards:?}"
+    );
+    assert_eq!(
+        stage.count("hooks/sessions").len(),
+        3,
+        "one session state per host (session start and prompt hooks ran)"
+    );
+}
+
+#[test]
+#[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
+fn real_hosts_install_brains_plugin_from_its_marketplace() {
+    let stage = Stage::new();
+    let marketplace = stage.env.dir.path().join("marketplace");
+    stage.brain(&["plugin", "write", marketplace.to_str().unwrap()]);
+    // Installed the way each host installs plugins: its own CLI, from the marketplace folder.
+    let market = marketplace.to_str().unwrap();
+    stage.host("claude", &["plugin", "marketplace", "add", market], &[]);
+    stage.host("claude", &["plugin", "install", "brain@brain"], &[]);
+    let details = stage.host("claude", &["plugin", "details", "brain@brain"], &[]);
+    assert!(details.contains("brain-memory"), "the skill: {details}");
+    assert!(details.contains("SessionStart, UserPromptSubmit, Stop, SessionEnd"), "the hooks: {details}");
+    assert!(details.contains("MCP servers (1)  brain"), "the MCP server: {details}");
+    stage.host("codex", &["plugin", "marketplace", "add", market], &[]);
+    stage.host("codex", &["plugin", "add", "brain@brain"], &[]);
+    let list = stage.host("codex", &["plugin", "list"], &[]);
+    assert!(list.contains("brain@brain") && list.contains("installed, enabled"), "{list}");
+
+    stage.ask(&["claude", "codex"]);
+    stage.assert_context_reached_the_model(&["/v1/messages", "/v1/responses"]);
+    assert_eq!(stage.count("hooks/sessions").len(), 2, "both hosts ran the plugin's hooks");
+}

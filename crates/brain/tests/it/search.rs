@@ -1,0 +1,141 @@
+//! Search ranking as every surface sees it: `brain search`, session-start recall, the agent
+//! profile's memories and MCP `brain_search` / `brain_context_pack` all rank with
+//! `brain_core::search` (coverage of the query, stopwords out, then BM25F) and say why.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use crate::Env;
+use predicates::prelude::*;
+
+const QUESTION: &str = "When did Kate start skiing?";
+const ANSWER: &str = "Skiing since 2013";
+
+/// A store where the old ranking put a turn full of "when" and "did" first.
+fn skiing_env(scope: &str) -> Env {
+    let env = Env::new();
+    let remember = |title: &str, content: &str| {
+        env.remember(&["--title", title, "--content", content, "--scope", scope]);
+    };
+    remember("When did you get there? When did it start?", "when did you get there, when did it start, did you");
+    remember(ANSWER, "Kate started skiing in 2013 with her dad");
+    remember("Kate's new job", "Kate works at a bakery now");
+    remember("Weekend plans", "we could go hiking or stay in");
+    env
+}
+
+#[test]
+fn search_ranks_what_the_question_is_about_not_its_stopwords_and_says_why() {
+    let env = skiing_env("project/demo");
+    let page = env.json(&["search", QUESTION]);
+    let results = page["results"].as_array().unwrap();
+    assert_eq!(results[0]["title"], ANSWER, "{page}");
+    let why = results[0]["why"].as_str().unwrap();
+    assert!(why.starts_with("matched: kate (content), start (content), skiing (title, content)"), "{why}");
+    // The stopword-laden question matches only "start": it is not second to a better match.
+    let titles: Vec<&str> = results.iter().map(|r| r["title"].as_str().unwrap()).collect();
+    assert_eq!(titles[1], "Kate's new job", "{titles:?}");
+    // The text form shows the reason too.
+    env.brain().args(["search", QUESTION]).assert().success().stdout(predicate::str::contains("matched: kate"));
+}
+
+#[test]
+fn a_two_item_store_gives_a_real_match_a_real_score() {
+    let env = Env::new();
+    env.remember(&["--title", "Cache eviction", "--content", "an LRU of 500 entries"]);
+    env.remember(&["--title", "Deploys", "--content", "never on Fridays"]);
+    let page = env.json(&["search", "cache", "eviction"]);
+    let results = page["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert!(results[0]["score"].as_f64().unwrap() > 0.5, "{page}");
+}
+
+#[test]
+fn queries_of_stopwords_punctuation_nothing_or_10_kb_get_an_answer_or_a_clear_error() {
+    let env = skiing_env("project/demo");
+    // Only stopwords: every word is searched for, and the reason says so.
+    let page = env.json(&["search", "when", "did", "you"]);
+    assert_eq!(page["results"][0]["title"], "When did you get there? When did it start?");
+    assert!(page["results"][0]["why"].as_str().unwrap().contains("only common words"), "{page}");
+    for query in ["", "?!", "--- ..."] {
+        env.brain()
+            .args(["search", "--", query])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("has no words to search for"));
+    }
+    // A pasted 10 KB text is bounded (the first 32 distinct terms), not refused.
+    let long = format!("skiing {}", "lorem ipsum dolor sit amet ".repeat(400));
+    assert!(long.len() > 10_000);
+    let page = env.json(&["search", &long]);
+    assert_eq!(page["results"][0]["title"], ANSWER);
+}
+
+#[test]
+fn session_start_recall_uses_the_ranking() {
+    let env = skiing_env("project/demo");
+    let start = env.json(&["session-start", "--task", QUESTION, "--top", "2"]);
+    let recalled = start["context_recall"].as_array().unwrap();
+    assert_eq!(recalled[0]["title"], ANSWER, "{start}");
+    assert!(recalled[0]["why"].as_str().unwrap().starts_with("matched: kate (content)"), "{start}");
+}
+
+#[test]
+fn the_agent_profile_picks_its_memories_with_the_ranking() {
+    let env = skiing_env("agent/coach");
+    let output =
+        env.brain().args(["context", "--profile", "agent", "--agent", "coach", "--topic", QUESTION]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc = String::from_utf8(output.stdout).unwrap();
+    let answer = doc.find("Kate started skiing").expect(&doc);
+    let noise = doc.find("when did you get there").unwrap_or(usize::MAX);
+    assert!(answer < noise, "{doc}");
+    assert!(!doc.contains("we could go hiking"), "an unmatched memory was picked:\n{doc}");
+}
+
+#[test]
+fn mcp_search_and_context_pack_use_the_ranking() {
+    let env = skiing_env("project/demo");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("HOME", env.dir.path())
+        .env("BRAIN_HOME", &env.home)
+        .current_dir(&env.project_dir)
+        .args(["--now", crate::NOW, "mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call = |id: u64, tool: &str, arguments: serde_json::Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "brain-it", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, "brain_search", serde_json::json!({"query": QUESTION})),
+        call(3, "brain_context_pack", serde_json::json!({"task": QUESTION, "token_budget": 2000})),
+    ];
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut answers = std::collections::HashMap::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    while answers.len() < 3 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "brain mcp closed early; answers: {answers:?}");
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = value["id"].as_u64() {
+            answers.insert(id, value);
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let text = |id: u64, block: usize| answers[&id]["result"]["content"][block]["text"].as_str().unwrap().to_string();
+    let page: serde_json::Value = serde_json::from_str(&text(2, 0)).unwrap();
+    assert_eq!(page["results"][0]["title"], ANSWER, "{page}");
+    assert!(page["results"][0]["why"].as_str().unwrap().contains("skiing (title, content)"), "{page}");
+    let pack = text(3, 0);
+    let answer = pack.find(ANSWER).expect(&pack);
+    assert!(answer < pack.find("When did you get there").unwrap_or(usize::MAX), "{pack}");
+}

@@ -1,0 +1,592 @@
+//! `brain serve` against a hostile browser and hostile sockets: DNS rebinding (a foreign
+//! `Host`), cross-site pages (`Origin`, `Sec-Fetch-Site`, form posts), and the security
+//! matrix of every documented route.
+
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::Env;
+use crate::serve::{Server, metric, request_bytes, seeded};
+
+/// A draft item in project `demo`; returns its id.
+fn draft(env: &Env) -> String {
+    env.remember(&["--title", "Rotate the signing key", "--content", "Every 90 days.", "--status", "draft"])
+}
+
+#[test]
+fn a_rebinding_page_or_a_cross_site_form_can_neither_read_nor_write() {
+    let env = seeded();
+    let id = draft(&env);
+    let before = env.export();
+    let server = Server::start(&env, &[]);
+    let port = server.address.rsplit(':').next().unwrap().to_string();
+    let evil_host = format!("evil.example:{port}");
+    let evil_origin = format!("http://evil.example:{port}");
+    let approve = format!("/api/v2/items/{id}/approve");
+
+    // DNS rebinding: the page at evil.example now resolves to 127.0.0.1, so its requests
+    // are same-origin to the browser; only the Host header gives them away. Every route.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let rebound: Vec<(&str, &str, Option<&str>)> = vec![
+        ("GET", "/", None),
+        ("GET", "/assets/app.js", None),
+        ("GET", "/healthz", None),
+        ("GET", "/metrics", None),
+        ("GET", "/openapi.json", None),
+        ("GET", "/api/v2/events", None),
+        ("GET", "/api/v2/brain?project=demo", None),
+        ("GET", "/no/such/route", None),
+        ("POST", &approve, Some("{}")),
+        ("POST", "/mcp", Some(init)),
+    ];
+    for (method, path, body) in rebound {
+        let response = server.request(
+            method,
+            path,
+            &[
+                ("Host", &evil_host),
+                ("Origin", &evil_origin),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            body,
+        );
+        assert_eq!(response.status, 421, "{method} {path}: {}", response.text());
+        assert_eq!(response.error_code(), "host_not_allowed", "{method} {path}");
+        assert!(response.json()["error"]["hint"].as_str().unwrap().contains("allowed_hosts"));
+    }
+
+    // A cross-site page on another origin: a form post (no preflight) and a fetch.
+    let form = server.request(
+        "POST",
+        &approve,
+        &[
+            ("Origin", "http://evil.example"),
+            ("Sec-Fetch-Site", "cross-site"),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        Some("a=b"),
+    );
+    assert_eq!((form.status, form.error_code().as_str()), (403, "cross_origin"), "{}", form.text());
+    let read = server.request("GET", "/api/v2/brain?project=demo", &[("Origin", "http://evil.example")], None);
+    assert_eq!((read.status, read.error_code().as_str()), (403, "cross_origin"));
+    // An <img> or <script> tag sends no Origin, but fetch metadata says where it came from.
+    let tag = server.request(
+        "GET",
+        "/api/v2/session-start?project=demo",
+        &[("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")],
+        None,
+    );
+    assert_eq!(tag.status, 403);
+    // A browser that sends neither header: the content type still keeps forms out.
+    for content_type in ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"] {
+        let blind = server.request("POST", &approve, &[("Content-Type", content_type)], Some("{}"));
+        assert_eq!((blind.status, blind.error_code().as_str()), (415, "unsupported_media_type"), "{content_type}");
+        let created = server.request(
+            "POST",
+            "/api/v2/items?project=demo",
+            &[("Content-Type", content_type)],
+            Some(&json!({"title": "planted", "content": "by a form"}).to_string()),
+        );
+        assert_eq!(created.status, 415, "{content_type}");
+    }
+    let bare = server.request("POST", &approve, &[], None);
+    assert_eq!(bare.status, 415, "a POST without a content type");
+    assert_eq!(env.export(), before, "a refused request changed the store");
+
+    // A link from another site still opens the dashboard page.
+    let navigation =
+        server.request("GET", "/", &[("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")], None);
+    assert_eq!(navigation.status, 200);
+    // The dashboard's own request (same origin, as chromium sends it) goes through.
+    let own_origin = format!("http://{}", server.address);
+    let own = server.request(
+        "POST",
+        &approve,
+        &[("Origin", &own_origin), ("Sec-Fetch-Site", "same-origin"), ("Content-Type", "application/json")],
+        None,
+    );
+    assert_eq!((own.status, own.json()["status"].as_str()), (200, Some("approved")), "{}", own.text());
+    let localhost = server.request("GET", "/healthz", &[("Host", &format!("localhost:{port}"))], None);
+    assert_eq!(localhost.status, 200, "localhost names a loopback server");
+}
+
+#[test]
+fn configured_names_and_origins_are_accepted_and_bad_entries_refused_at_start() {
+    let env = seeded();
+    std::fs::write(
+        env.home.join("config.toml"),
+        "[serve]\nallowed_hosts = [\"brain.test\"]\nallowed_origins = [\"https://app.example\"]\n",
+    )
+    .unwrap();
+    let server = Server::start(&env, &[]);
+    let named = server.request("GET", "/api/v2/brain?project=demo", &[("Host", "brain.test:7077")], None);
+    assert_eq!(named.status, 200, "{}", named.text());
+    let created = server.request(
+        "POST",
+        "/api/v2/items?project=demo",
+        &[("Origin", "https://app.example"), ("Content-Type", "application/json")],
+        Some(&json!({"title": "From the team app", "content": "allowed origin"}).to_string()),
+    );
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert_eq!(created.header("access-control-allow-origin"), Some("https://app.example"), "the app may read it");
+    let other = server.request("GET", "/healthz", &[("Origin", "https://app.example:8443")], None);
+    assert_eq!(other.status, 403, "another port is another origin");
+    // The browser's preflight for a JSON write with a token, answered without a token.
+    let preflight = server.request(
+        "OPTIONS",
+        "/api/v2/items?project=demo",
+        &[
+            ("Origin", "https://app.example"),
+            ("Access-Control-Request-Method", "POST"),
+            ("Access-Control-Request-Headers", "authorization,content-type"),
+        ],
+        None,
+    );
+    assert!(preflight.status < 300, "{} {}", preflight.status, preflight.text());
+    assert_eq!(preflight.header("access-control-allow-origin"), Some("https://app.example"));
+    let methods = preflight.header("access-control-allow-methods").unwrap_or("");
+    let headers = preflight.header("access-control-allow-headers").unwrap_or("").to_ascii_lowercase();
+    assert!(methods.contains("POST") && headers.contains("authorization") && headers.contains("content-type"));
+    let foreign = server.request(
+        "OPTIONS",
+        "/api/v2/items?project=demo",
+        &[("Origin", "https://evil.example"), ("Access-Control-Request-Method", "POST")],
+        None,
+    );
+    assert_eq!(foreign.status, 403, "no preflight for an origin not listed");
+    assert!(foreign.header("access-control-allow-origin").is_none());
+    drop(server);
+
+    std::fs::write(env.home.join("config.toml"), "[serve]\nallowed_hosts = [\"two words\"]\n").unwrap();
+    let refused = env.brain().args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("allowed_hosts") && stderr.contains("two words"), "{stderr}");
+    // Like every [serve] key, not from a project file.
+    std::fs::remove_file(env.home.join("config.toml")).unwrap();
+    std::fs::write(
+        env.project_dir.join(".brain.toml"),
+        "project = \"demo\"\n[serve]\nallowed_hosts = [\"evil.example\"]\n",
+    )
+    .unwrap();
+    let project_file = env.brain().args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    assert_eq!(project_file.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&project_file.stderr).contains("not allowed in a project file"));
+}
+
+/// Whether the server closes `stream` (EOF or reset) before `limit`, reading and discarding
+/// whatever it sends first.
+fn closed_by_server(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(err) if err.kind() == ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn partial_headers_and_idle_sockets_cannot_starve_a_server_with_few_files() {
+    let env = seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nheader_timeout_secs = 2\n").unwrap();
+    // 256 files: fewer than the sockets below, as in the report (368 sockets against 256).
+    let server = Server::start_with_file_limit(&env, &[], 256);
+    let partial = format!("GET /api/v2/brain?project=demo HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.address);
+    let mut held: Vec<TcpStream> = (0..400)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.address).unwrap();
+            stream.write_all(partial.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    // A normal client is served at once: idle connections make room for it.
+    let served = server.get("/api/v2/brain?project=demo");
+    assert_eq!(served.status, 200, "{}", served.text());
+    let metrics = server.get("/metrics").text();
+    assert!(metric(&metrics, "brain_http_connections_closed_total{reason=\"evicted\"}") >= 144.0, "{metrics}");
+    let open = metric(&metrics, "brain_http_connections ");
+    assert!(open <= 180.0, "more connections than the file limit leaves room for: {open}");
+    // The newest partial head is closed once its deadline passes, no request ever made.
+    let newest = held.last_mut().unwrap();
+    assert!(closed_by_server(newest, Duration::from_secs(30)), "a partial head was kept open");
+    let metrics = server.get("/metrics").text();
+    assert!(metric(&metrics, "brain_http_connections_closed_total{reason=\"header_timeout\"}") >= 1.0, "{metrics}");
+
+    // An idle keep-alive connection is closed the same way after its last response.
+    let mut idle = TcpStream::connect(&server.address).unwrap();
+    write!(idle, "GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n", server.address).unwrap();
+    let mut reader = BufReader::new(idle.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    assert!(closed_by_server(&mut idle, Duration::from_secs(30)), "an idle keep-alive connection was kept open");
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// Writes `bytes` on a fresh connection and parses what comes back before the server closes
+/// it (or stops sending for 10 s).
+fn raw_exchange(address: &str, bytes: &[u8]) -> crate::serve::Response {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    // The server may answer and close before it has read everything: ignore write errors.
+    let _ = stream.write_all(bytes);
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    while let Ok(count) = stream.read(&mut buffer) {
+        if count == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buffer[..count]);
+    }
+    crate::serve::parse_response(&raw)
+}
+
+#[test]
+fn malformed_and_oversized_requests_get_json_errors_even_from_the_http_layer() {
+    let env = seeded();
+    let before = env.export();
+    let server = Server::start(&env, &[]);
+    let host = server.address.clone();
+    let head = |target: &str, extra: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{extra}\r\n").into_bytes()
+    };
+    let many_headers: String = (0..150).map(|i| format!("X-Header-{i}: v\r\n")).collect();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        ("a request line that is not HTTP", b"GARBAGE\r\n\r\n".to_vec(), 400, "malformed_request"),
+        ("a header line without a colon", head("/healthz", "Bad Header\r\n"), 400, "malformed_request"),
+        (
+            "a Content-Length that is not a number",
+            head("/healthz", "Content-Length: many\r\n"),
+            400,
+            "malformed_request",
+        ),
+        ("a URI over 16 KiB", head(&format!("/healthz?{}", "a".repeat(20_000)), ""), 414, "uri_too_long"),
+        (
+            "a query over 16 KiB",
+            head(&format!("/api/v2/search?project=demo&q={}", "wal+".repeat(5_000)), ""),
+            414,
+            "uri_too_long",
+        ),
+        (
+            "a header of 100 KiB",
+            head("/healthz", &format!("X-Big: {}\r\n", "v".repeat(100_000))),
+            431,
+            "headers_too_large",
+        ),
+        ("150 headers", head("/healthz", &many_headers), 431, "headers_too_large"),
+    ];
+    for (what, bytes, status, code) in cases {
+        let response = raw_exchange(&server.address, &bytes);
+        assert_eq!(response.status, status, "{what}: {}", response.text());
+        assert_eq!(response.header("content-type"), Some("application/json"), "{what}");
+        assert_eq!(response.error_code(), code, "{what}");
+    }
+    // A bad request after a good one on the same connection: both answered, the second in JSON.
+    let keep_alive = format!("GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes();
+    let pipelined = [keep_alive, b"NOT HTTP AT ALL\r\n\r\n".to_vec()].concat();
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.write_all(&pipelined).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let second = text.find("HTTP/1.1 400").unwrap_or_else(|| panic!("no 400 after the 200: {text}"));
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert_eq!(crate::serve::parse_response(&raw[second..]).error_code(), "malformed_request");
+
+    // JSON nested 100,000 deep (100 KB, under the body limit): refused, not a stack overflow.
+    let deep = format!("{{\"title\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    let response =
+        server.request("POST", "/api/v2/items?project=demo", &[("Content-Type", "application/json")], Some(&deep));
+    assert_eq!((response.status, response.error_code().as_str()), (400, "invalid_body"), "{}", response.text());
+    let too_big = format!("{{\"title\": \"x\", \"content\": \"{}\"}}", "a".repeat(1_100_000));
+    let response =
+        server.request("POST", "/api/v2/items?project=demo", &[("Content-Type", "application/json")], Some(&too_big));
+    assert_eq!((response.status, response.error_code().as_str()), (413, "body_too_large"));
+    assert_eq!(env.export(), before, "a refused request changed the store");
+    assert_eq!(server.get("/healthz").status, 200, "the server survived");
+}
+
+/// One request on a fresh connection: the status and, for an error, its code. An event
+/// stream is not read past its head (it never ends).
+fn exchange(address: &str, method: &str, target: &str, headers: &[(&str, &str)], body: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(&request_bytes(address, method, target, headers, body)).unwrap();
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        let count = stream.read(&mut buffer).unwrap();
+        raw.extend_from_slice(&buffer[..count]);
+        let head_done = raw.windows(4).any(|window| window == b"\r\n\r\n");
+        let streaming = head_done && String::from_utf8_lossy(&raw).to_ascii_lowercase().contains("text/event-stream");
+        if count == 0 || streaming {
+            break;
+        }
+    }
+    let response = crate::serve::parse_response(&raw);
+    let code = if response.status >= 400 { response.error_code() } else { String::new() };
+    (response.status, code)
+}
+
+/// One row of the matrix: a route of the table, a concrete request for it, the token that
+/// owns it and the status of every column.
+struct Row<'a> {
+    method: &'static str,
+    path: &'static str,
+    target: String,
+    body: Option<&'a str>,
+    own: &'static str,
+    cells: [u16; 6],
+}
+
+fn row<'a>(
+    method: &'static str,
+    path: &'static str,
+    target: impl Into<String>,
+    body: Option<&'a str>,
+    own: &'static str,
+    cells: [u16; 6],
+) -> Row<'a> {
+    Row { method, path, target: target.into(), body, own, cells }
+}
+
+/// The columns of the matrix: who calls, and how.
+const COLUMNS: [&str; 6] =
+    ["no token", "wrong token", "token of another scope", "foreign Host", "cross-site Origin", "own token"];
+
+/// The error code each refusal must carry, by column (the own-token column states its own).
+fn refusal_code(column: usize, status: u16) -> Option<&'static str> {
+    match (column, status) {
+        (0 | 1, 401) => Some("unauthorized"),
+        (2, 403) => Some("forbidden"),
+        (3, 421) => Some("host_not_allowed"),
+        (4, 403) => Some("cross_origin"),
+        _ => None,
+    }
+}
+
+/// Every route of the table (`openapi::ROUTES`) × every column, with the status each cell
+/// must answer. A route in the table without a row here fails the test (a new route cannot
+/// be forgotten), and so does a row for a route the table does not have. The server has
+/// three tokens: reader (read project/demo), writer (write project/*), other (project/web).
+#[test]
+fn the_security_matrix_of_every_route() {
+    use crate::serve::{OTHER, READER, WRITER, with_tokens};
+    let env = seeded();
+    with_tokens(&env);
+    let item =
+        |title: &str, status: &str| env.remember(&["--title", title, "--content", "matrix item", "--status", status]);
+    let read_id = item("Read me", "approved");
+    let patch_id = item("Patch me", "approved");
+    let delete_id = item("Archive me", "approved");
+    let approve_id = item("Approve me", "draft");
+    let deprecate_id = item("Deprecate me", "approved");
+    let server = Server::start(&env, &[]);
+    let port = server.address.rsplit(':').next().unwrap().to_string();
+    let foreign_host = format!("evil.example:{port}");
+    let draft = json!({"title": "Matrix", "content": "created by the matrix"}).to_string();
+    let patch = json!({"importance": 5}).to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let item_path = |id: &str, action: &str| format!("/api/v2/items/{id}{action}");
+    // (method, table path, target, body, own token, [statuses by column])
+    let rows: Vec<Row> = vec![
+        row("get", "/api/v2/brain", "/api/v2/brain?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
+        row(
+            "get",
+            "/api/v2/session-start",
+            "/api/v2/session-start?project=demo",
+            None,
+            READER,
+            [401, 401, 403, 421, 403, 200],
+        ),
+        row(
+            "get",
+            "/api/v2/context-pack",
+            "/api/v2/context-pack?project=demo&task=wal",
+            None,
+            READER,
+            [401, 401, 403, 421, 403, 200],
+        ),
+        row("get", "/api/v2/search", "/api/v2/search?project=demo&q=wal", None, READER, [401, 401, 403, 421, 403, 200]),
+        row("get", "/api/v2/items", "/api/v2/items?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
+        row(
+            "post",
+            "/api/v2/items",
+            "/api/v2/items?project=demo",
+            Some(&draft),
+            WRITER,
+            [401, 401, 403, 421, 403, 201],
+        ),
+        row("get", "/api/v2/items/{id}", item_path(&read_id, ""), None, READER, [401, 401, 403, 421, 403, 200]),
+        row(
+            "patch",
+            "/api/v2/items/{id}",
+            item_path(&patch_id, ""),
+            Some(&patch),
+            WRITER,
+            [401, 401, 403, 421, 403, 200],
+        ),
+        row("delete", "/api/v2/items/{id}", item_path(&delete_id, ""), None, WRITER, [401, 401, 403, 421, 403, 200]),
+        row(
+            "post",
+            "/api/v2/items/{id}/approve",
+            item_path(&approve_id, "/approve"),
+            None,
+            WRITER,
+            [401, 401, 403, 421, 403, 200],
+        ),
+        row(
+            "post",
+            "/api/v2/items/{id}/deprecate",
+            item_path(&deprecate_id, "/deprecate"),
+            None,
+            WRITER,
+            [401, 401, 403, 421, 403, 200],
+        ),
+        row("get", "/api/v2/arcs", "/api/v2/arcs?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
+        // No vault in this home: the reader is let through to a 404.
+        row("get", "/api/v2/feed/{name}", "/api/v2/feed/hot-arcs.md", None, READER, [401, 401, 403, 421, 403, 404]),
+        row("get", "/api/v2/events", "/api/v2/events", None, READER, [401, 401, 403, 421, 403, 200]),
+        row("get", "/healthz", "/healthz", None, READER, [200, 200, 200, 421, 403, 200]),
+        row("get", "/readyz", "/readyz", None, READER, [200, 200, 200, 421, 403, 200]),
+        // The tick record is global (any valid token reads global); running one needs a write
+        // grant on global, which no token of the matrix has.
+        row("get", "/api/v2/tick", "/api/v2/tick", None, READER, [401, 401, 200, 421, 403, 200]),
+        row("get", "/api/v2/signals", "/api/v2/signals?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
+        row("post", "/api/v2/tick", "/api/v2/tick", Some("{}"), WRITER, [401, 401, 403, 421, 403, 403]),
+        // Any valid token may read the metrics (they hold no store text).
+        row("get", "/metrics", "/metrics", None, READER, [401, 401, 200, 421, 403, 200]),
+        row("get", "/openapi.json", "/openapi.json", None, READER, [200, 200, 200, 421, 403, 200]),
+        // MCP tools read and write the server's project: the writer holds both grants.
+        row("post", "/mcp", "/mcp", Some(init), WRITER, [401, 401, 403, 421, 403, 200]),
+        // Without a session id, rmcp refuses the stream and the session end.
+        row("get", "/mcp", "/mcp", None, WRITER, [401, 401, 403, 421, 403, 400]),
+        row("delete", "/mcp", "/mcp", None, WRITER, [401, 401, 403, 421, 403, 400]),
+        row("get", "/", "/", None, READER, [200, 200, 200, 421, 403, 200]),
+        row("get", "/assets/app.js", "/assets/app.js", None, READER, [200, 200, 200, 421, 403, 200]),
+        row("get", "/assets/style.css", "/assets/style.css", None, READER, [200, 200, 200, 421, 403, 200]),
+        row("get", "/favicon.svg", "/favicon.svg", None, READER, [200, 200, 200, 421, 403, 200]),
+    ];
+    let table: Vec<(&str, &str)> =
+        brain::serve::openapi::ROUTES.iter().map(|route| (route.method, route.path)).collect();
+    for (method, path) in &table {
+        assert!(
+            rows.iter().any(|row| (row.method, row.path) == (*method, *path)),
+            "{method} {path} is routed but the security matrix has no row for it: add one with the status of every column"
+        );
+    }
+    for row in &rows {
+        assert!(
+            table.contains(&(row.method, row.path)),
+            "the matrix has a row for {} {}, which is not in the table",
+            row.method,
+            row.path
+        );
+    }
+
+    let call = |row: &Row, column: usize| {
+        let own = format!("Bearer {}", row.own);
+        let other = format!("Bearer {OTHER}");
+        let mut headers: Vec<(&str, &str)> =
+            vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+        match column {
+            0 => {}
+            1 => headers.push(("Authorization", "Bearer wrong-token-0123456789")),
+            2 => headers.push(("Authorization", &other)),
+            3 => headers.extend([("Authorization", own.as_str()), ("Host", foreign_host.as_str())]),
+            4 => headers.extend([("Authorization", own.as_str()), ("Origin", "http://evil.example")]),
+            _ => headers.push(("Authorization", &own)),
+        }
+        exchange(&server.address, &row.method.to_uppercase(), &row.target, &headers, row.body)
+    };
+    let mut failures = Vec::new();
+    let before = env.export();
+    // Every refusal first: none may change the store. Then the own token, which may.
+    for (column, name) in COLUMNS.iter().enumerate() {
+        if column == COLUMNS.len() - 1 {
+            assert_eq!(env.export(), before, "a refused request changed the store");
+        }
+        for row in &rows {
+            let expected = row.cells[column];
+            let (status, code) = call(row, column);
+            let code_ok = refusal_code(column, status).is_none_or(|wanted| wanted == code);
+            if status != expected || !code_ok {
+                failures
+                    .push(format!("{} {} with {name}: {status} {code:?}, expected {expected}", row.method, row.target));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "cells that differ:\n{}", failures.join("\n"));
+
+    // No other method is served on a documented path.
+    let mut paths: Vec<&str> = rows.iter().map(|row| row.path).collect();
+    paths.dedup();
+    for path in paths {
+        let target = rows.iter().find(|row| row.path == path).map(|row| row.target.clone()).unwrap();
+        let own = format!("Bearer {WRITER}");
+        let headers = [("Authorization", own.as_str()), ("Content-Type", "application/json")];
+        let (status, _) = exchange(&server.address, "PUT", &target, &headers, Some("{}"));
+        assert_eq!(status, 405, "PUT {path}");
+    }
+}
+
+#[test]
+fn mcp_answers_bad_bodies_with_json_rpc_errors_and_checks_origin() {
+    let env = seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nmax_body_bytes = 300000\n").unwrap();
+    let server = Server::start(&env, &[]);
+    let post = |body: &str, extra: &[(&str, &str)]| {
+        let mut headers = vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+        headers.extend_from_slice(extra);
+        server.request("POST", "/mcp", &headers, Some(body))
+    };
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"brain_search","arguments":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let cases = [
+        (r#"{"jsonrpc":"2.0","id":1,"method":"#.to_string(), -32700, "truncated JSON"),
+        ("not json at all".to_string(), -32700, "not JSON"),
+        (deep, -32700, "JSON nested 100,000 deep"),
+        (r#"{"hello":"world"}"#.to_string(), -32600, "JSON that is no JSON-RPC message"),
+    ];
+    for (body, code, what) in cases {
+        let response = post(&body, &[]);
+        assert_eq!(response.status, 400, "{what}: {}", response.text());
+        assert_eq!(response.header("content-type"), Some("application/json"), "{what}");
+        let answer = response.json();
+        assert_eq!(
+            (answer["jsonrpc"].as_str(), answer["error"]["code"].as_i64()),
+            (Some("2.0"), Some(code)),
+            "{what}: {answer}"
+        );
+        assert!(answer["id"].is_null() && answer["error"]["message"].is_string(), "{what}: {answer}");
+    }
+    let big = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(400_000));
+    let too_big = post(&big, &[]);
+    assert_eq!((too_big.status, too_big.error_code().as_str()), (413, "body_too_large"));
+    let plain = server.request("POST", "/mcp", &[("Content-Type", "text/plain")], Some(r#"{"jsonrpc":"2.0"}"#));
+    assert_eq!(plain.status, 415);
+
+    // Origin, as the MCP transport spec asks: a foreign one is 403, the server's own passes.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    for origin in ["http://evil.example", "null", "http://localhost:1"] {
+        let refused = post(init, &[("Origin", origin)]);
+        assert_eq!((refused.status, refused.error_code().as_str()), (403, "cross_origin"), "{origin}");
+    }
+    let own = format!("http://{}", server.address);
+    let accepted = post(init, &[("Origin", &own)]);
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    assert!(accepted.text().contains("\"serverInfo\""), "{}", accepted.text());
+    assert_eq!(server.get("/healthz").status, 200);
+}
