@@ -139,6 +139,27 @@ pub fn parse_base_url(text: &str) -> BrainResult<String> {
     Ok(format!("{scheme}://{authority}{prefix}"))
 }
 
+/// The HTTP client brain uses toward a server it was configured to talk to (a remote brain,
+/// an embeddings endpoint): one deadline for the whole exchange, no proxy for loopback (a
+/// proxy from HTTP_PROXY / ALL_PROXY cannot reach this machine's loopback), 4xx/5xx bodies
+/// read rather than turned into a bare code, no redirects (an API never redirects; one is
+/// reported with where to rather than followed without the token), the platform's roots.
+pub(crate) fn http_agent(base_url: &str, timeout: Duration) -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder();
+    if is_loopback(base_url) {
+        config = config.proxy(None);
+    }
+    config
+        .timeout_global(Some(timeout))
+        .timeout_connect(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .user_agent(concat!("brain/", env!("CARGO_PKG_VERSION")))
+        .tls_config(ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::PlatformVerifier).build())
+        .build()
+        .into()
+}
+
 /// True when the URL's host is this machine (`localhost`, 127.0.0.0/8, `[::1]`).
 pub(crate) fn is_loopback(base_url: &str) -> bool {
     let Some(host) = base_url.parse::<Uri>().ok().and_then(|uri| uri.host().map(str::to_ascii_lowercase)) else {
@@ -216,23 +237,7 @@ impl RemoteBrain {
             config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
         let timeout =
             timeout.unwrap_or(Duration::from_millis(loaded.config.remote.timeout_ms)).max(Duration::from_millis(1));
-        let mut config = ureq::Agent::config_builder();
-        if is_loopback(&target.base_url) {
-            // A proxy from HTTP_PROXY / ALL_PROXY cannot reach this machine's loopback.
-            config = config.proxy(None);
-        }
-        let agent = config
-            .timeout_global(Some(timeout))
-            .timeout_connect(Some(timeout))
-            // 4xx/5xx bodies carry the server's message: read them, don't turn them into a bare code.
-            .http_status_as_error(false)
-            // An API never redirects; a redirect is reported (with where to) rather than
-            // followed without the token.
-            .max_redirects(0)
-            .user_agent(concat!("brain/", env!("CARGO_PKG_VERSION")))
-            .tls_config(ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::PlatformVerifier).build())
-            .build()
-            .into();
+        let agent = http_agent(&target.base_url, timeout);
         let now = fixed_clock.then(|| brain_core::time::format_timestamp(context.now));
         Ok(RemoteBrain { target, agent, project, now, timeout })
     }

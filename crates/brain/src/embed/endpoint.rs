@@ -42,19 +42,7 @@ impl Endpoint {
         }
         let url = if base.ends_with("/v1") { format!("{base}/embeddings") } else { format!("{base}/v1/embeddings") };
         let timeout = Duration::from_millis(timeout_ms.max(1));
-        let mut config = ureq::Agent::config_builder();
-        if crate::remote::is_loopback(base) {
-            config = config.proxy(None);
-        }
-        let agent = config
-            .timeout_global(Some(timeout))
-            .timeout_connect(Some(timeout))
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .user_agent(concat!("brain/", env!("CARGO_PKG_VERSION")))
-            .tls_config(ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::PlatformVerifier).build())
-            .build()
-            .into();
+        let agent = crate::remote::http_agent(base, timeout);
         Ok(Endpoint { url, model: model.trim().to_string(), batch: batch.clamp(1, 256), agent })
     }
 

@@ -5,19 +5,7 @@ use crate::Env;
 #[test]
 fn four_processes_times_fifty_remembers_make_exactly_200_items() {
     let env = std::sync::Arc::new(Env::new());
-    let workers: Vec<_> = (0..4)
-        .map(|worker| {
-            let env = env.clone();
-            std::thread::spawn(move || {
-                for n in 0..50 {
-                    env.brain().args(["remember", "--title", &format!("worker {worker} item {n}")]).assert().success();
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.join().unwrap();
-    }
+    four_processes_remember_fifty_each(&env);
     let export = env.export();
     assert_eq!(export.lines().count(), 200);
     let mut titles: Vec<&str> = export.lines().collect();
@@ -61,4 +49,21 @@ fn kill_9_during_a_large_import_leaves_all_or_nothing() {
         saw_none = true;
     }
     assert!(saw_none, "no kill landed during the import; use a bigger file");
+}
+
+/// Four threads, each running `brain remember` fifty times on `env`, concurrently.
+pub fn four_processes_remember_fifty_each(env: &std::sync::Arc<Env>) {
+    let workers: Vec<_> = (0..4)
+        .map(|worker| {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                for n in 0..50 {
+                    env.brain().args(["remember", "--title", &format!("worker {worker} item {n}")]).assert().success();
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.join().unwrap();
+    }
 }

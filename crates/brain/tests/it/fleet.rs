@@ -134,19 +134,7 @@ fn the_cli_works_the_same_on_postgres() {
 fn four_processes_times_fifty_remembers_on_postgres_make_exactly_200_items() {
     let schema = Schema::new("procs");
     let env = std::sync::Arc::new(postgres_env(&schema));
-    let workers: Vec<_> = (0..4)
-        .map(|worker| {
-            let env = env.clone();
-            std::thread::spawn(move || {
-                for n in 0..50 {
-                    env.brain().args(["remember", "--title", &format!("worker {worker} item {n}")]).assert().success();
-                }
-            })
-        })
-        .collect();
-    for worker in workers {
-        worker.join().unwrap();
-    }
+    crate::cli_concurrency::four_processes_remember_fifty_each(&env);
     let export = env.export();
     let mut titles: Vec<&str> = export.lines().collect();
     titles.sort();
@@ -167,32 +155,8 @@ fn kill_9_during_an_import_into_postgres_leaves_all_or_nothing() {
     std::fs::write(&file, lines.join("\n")).unwrap();
     let mut saw_none = false;
     for delay_ms in [100u64, 300, 600, 1200, 2000] {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"))
-            .env_clear()
-            .env("BRAIN_HOME", &env.home)
-            .args(["import", file.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        // The server notices the dropped connection and rolls back; wait for it.
-        let mut client = schema.client();
-        for _ in 0..500 {
-            let busy: i64 = client
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'brain' AND state <> 'idle'",
-                    &[],
-                )
-                .unwrap()
-                .get(0);
-            if busy == 0 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        kill_after(&env.home, &["import", file.to_str().unwrap()], delay_ms);
+        wait_until_postgres_rolled_back(&schema);
         let items = env.export().lines().count();
         assert!(items == 0 || items == count, "after kill at {delay_ms} ms: {items} items");
         if items == count {
@@ -311,32 +275,8 @@ fn migrate_to_postgres_is_all_or_nothing_under_kill_9_and_idempotent() {
     env.brain().args(["token", "create", "--name", "ci", "--read", "global"]).assert().success();
     let mut saw_none = false;
     for delay_ms in [300u64, 900, 1500, 2500] {
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"))
-            .env_clear()
-            .env("BRAIN_HOME", &env.home)
-            .args(["migrate", "--to", &schema.url])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
-        // The server rolls back the dropped transaction; wait until it has.
-        let mut client = schema.client();
-        for _ in 0..500 {
-            let busy: i64 = client
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'brain' AND state <> 'idle'",
-                    &[],
-                )
-                .unwrap()
-                .get(0);
-            if busy == 0 {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        kill_after(&env.home, &["migrate", "--to", &schema.url], delay_ms);
+        wait_until_postgres_rolled_back(&schema);
         let copied = env.brain().env("BRAIN_DATABASE_URL", &schema.url).arg("export").output().unwrap();
         let lines = String::from_utf8(copied.stdout).unwrap().lines().count();
         assert!(lines == 0 || lines == 30_000, "after kill at {delay_ms} ms: {lines} items");
@@ -525,4 +465,38 @@ fn with_remote_the_next_prompt_surfaces_a_new_critical_signal_from_the_server() 
     let text = alerted["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     assert!(text.starts_with("URGENT") && text.contains("[nuclear] Rotate every key now"), "{text}");
     assert_eq!(prompt(), "", "shown once");
+}
+
+/// Runs `brain ARGS` on `home` and kills it (SIGKILL) after `delay_ms`.
+fn kill_after(home: &std::path::Path, args: &[&str], delay_ms: u64) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("BRAIN_HOME", home)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The server notices a killed client's dropped connection and rolls its transaction back:
+/// waits (up to 5 s) until no `brain` session is busy.
+fn wait_until_postgres_rolled_back(schema: &Schema) {
+    let mut client = schema.client();
+    for _ in 0..500 {
+        let busy: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'brain' AND state <> 'idle'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if busy == 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

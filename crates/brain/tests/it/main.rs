@@ -12,6 +12,7 @@ mod hook_bounds;
 mod hosts;
 mod lean_assembly;
 mod mcp;
+mod mcp_support;
 mod real_hosts;
 mod reliability;
 mod reliability_config;

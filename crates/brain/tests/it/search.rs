@@ -2,9 +2,6 @@
 //! profile's memories and MCP `brain_search` / `brain_context_pack` all rank with
 //! `brain_core::search` (coverage of the query, stopwords out, then BM25F) and say why.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
-
 use crate::Env;
 use predicates::prelude::*;
 
@@ -96,46 +93,16 @@ fn the_agent_profile_picks_its_memories_with_the_ranking() {
 #[test]
 fn mcp_search_and_context_pack_use_the_ranking() {
     let env = skiing_env("project/demo");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("brain"))
-        .env_clear()
-        .env("HOME", env.dir.path())
-        .env("BRAIN_HOME", &env.home)
-        .current_dir(&env.project_dir)
-        .args(["--now", crate::NOW, "mcp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let call = |id: u64, tool: &str, arguments: serde_json::Value| serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
-    let messages = [
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "brain-it", "version": "1"}}}),
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        call(2, "brain_search", serde_json::json!({"query": QUESTION})),
-        call(3, "brain_context_pack", serde_json::json!({"task": QUESTION, "token_budget": 2000})),
-    ];
-    for message in &messages {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    stdin.flush().unwrap();
-    let mut answers = std::collections::HashMap::new();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    while answers.len() < 3 {
-        let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "brain mcp closed early; answers: {answers:?}");
-        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
-        if let Some(id) = value["id"].as_u64() {
-            answers.insert(id, value);
-        }
-    }
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    let text = |id: u64, block: usize| answers[&id]["result"]["content"][block]["text"].as_str().unwrap().to_string();
-    let page: serde_json::Value = serde_json::from_str(&text(2, 0)).unwrap();
+    let mut mcp = crate::mcp_support::Mcp::start(&env);
+    let text = |line: String| {
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        answer["result"]["content"][0]["text"].as_str().unwrap().to_string()
+    };
+    let search = text(mcp.call("brain_search", serde_json::json!({"query": QUESTION})));
+    let pack = text(mcp.call("brain_context_pack", serde_json::json!({"task": QUESTION, "token_budget": 2000})));
+    let page: serde_json::Value = serde_json::from_str(&search).unwrap();
     assert_eq!(page["results"][0]["title"], ANSWER, "{page}");
     assert!(page["results"][0]["why"].as_str().unwrap().contains("skiing (title, content)"), "{page}");
-    let pack = text(3, 0);
     let answer = pack.find(ANSWER).expect(&pack);
     assert!(answer < pack.find("When did you get there").unwrap_or(usize::MAX), "{pack}");
 }
