@@ -19,6 +19,9 @@ pub struct Server {
     pub address: String,
     /// Everything it printed on stderr after the listening line (read on a thread).
     log: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The thread copying stderr into `log`; joined once the server has exited, so `log()`
+    /// then holds everything it printed.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -58,12 +61,15 @@ impl Server {
             .to_string();
         let log = std::sync::Arc::new(std::sync::Mutex::new(line));
         let sink = std::sync::Arc::clone(&log);
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-            sink.lock().unwrap().push_str(&rest);
+        // Line by line, so `log()` shows what was printed so far while the server runs.
+        let reader = std::thread::spawn(move || {
+            let mut line = String::new();
+            while matches!(stderr.read_line(&mut line), Ok(read) if read > 0) {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
         });
-        Server { child, address, log }
+        Server { child, address, log, reader: Some(reader) }
     }
 
     pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Response {
@@ -84,6 +90,7 @@ impl Server {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                self.join_reader();
                 return status;
             }
             assert!(started.elapsed() < limit, "serve did not exit within {limit:?} of SIGTERM");
@@ -95,6 +102,22 @@ impl Server {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        self.join_reader();
+    }
+
+    /// Waits (up to 10 s: a child of the server could hold the pipe) until stderr is read to
+    /// its end, which the server's exit closes.
+    fn join_reader(&mut self) {
+        let started = Instant::now();
+        while self.reader.as_ref().is_some_and(|reader| !reader.is_finished()) {
+            if started.elapsed() > Duration::from_secs(10) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
     }
 
     pub fn log(&self) -> String {
