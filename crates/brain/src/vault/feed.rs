@@ -141,14 +141,24 @@ fn stale_at(severity: Severity, since: i64, config: &VaultConfig) -> Option<i64>
     Some(since.saturating_add((config.signal_stale_days * 86_400.0) as i64))
 }
 
-/// Signals shown in the feed: not resolved (so no tombstone), not stale, each source and text
-/// once; nuclear, critical, warning, info; newest first within a severity; then by id.
+/// Signals shown in the feed: not resolved (so no tombstone), not stale, not named by an
+/// arc's `mitigates:` (by source or id), each source and text once; nuclear, critical,
+/// warning, info; newest first within a severity; then by id.
 pub(crate) fn active_signals<'a>(
     snapshot: &'a Snapshot,
     now: Timestamp,
     config: &VaultConfig,
 ) -> Vec<ActiveSignal<'a>> {
     let now_seconds = now.as_second();
+    let mitigated = mitigated_names(snapshot);
+    let is_mitigated = |signal: &SignalState| {
+        !mitigated.is_empty()
+            && (mitigated.contains(&signal.id.to_ascii_lowercase())
+                || signal
+                    .source
+                    .as_deref()
+                    .is_some_and(|source| mitigated.contains(&source.trim().to_ascii_lowercase())))
+    };
     let mut active: Vec<ActiveSignal<'a>> = Vec::new();
     for (relpath, file) in snapshot {
         if file.state.generated.is_some() {
@@ -156,7 +166,7 @@ pub(crate) fn active_signals<'a>(
         }
         for signal in &file.state.signals {
             let severity = signal.severity();
-            if severity == Severity::Resolved || signal.tombstone {
+            if severity == Severity::Resolved || signal.tombstone || is_mitigated(signal) {
                 continue;
             }
             if stale_at(severity, signal.since, config).is_some_and(|stale| stale <= now_seconds) {
@@ -180,8 +190,26 @@ pub(crate) fn active_signals<'a>(
     active
 }
 
-/// Inject blocks that have not expired, deduplicated by target and normalized content, in
-/// vault order, with their expiry (seconds), as indexed (not yet redacted).
+/// The names (lowercased) that arcs' `mitigates:` resolve.
+fn mitigated_names(snapshot: &Snapshot) -> HashSet<String> {
+    snapshot
+        .values()
+        .filter(|file| file.state.generated.is_none())
+        .filter_map(|file| file.state.arc.as_ref())
+        .flat_map(|arc| arc.mitigates.iter().map(|name| name.to_ascii_lowercase()))
+        .collect()
+}
+
+/// An inject block lives at most this many days after its date (its `ttl=` may say less).
+pub(crate) const INJECT_MAX_DAYS: i64 = 30;
+
+/// Arc statuses whose inject blocks are over: the work they steered has ended.
+const FINISHED_STATUSES: [&str; 3] = ["resolved", "complete", "graduated"];
+
+/// Inject blocks that are still live, deduplicated by target and normalized content, in vault
+/// order, with their expiry (seconds), as indexed (not yet redacted). Dropped: an expired
+/// `ttl=`, a block more than [`INJECT_MAX_DAYS`] old, and every block of an arc that is
+/// resolved, complete or graduated.
 pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(&InjectState, Option<i64>)> {
     let mut seen: HashSet<(String, String)> = HashSet::new();
     let mut injects = Vec::new();
@@ -189,9 +217,16 @@ pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(
         if file.state.generated.is_some() {
             continue;
         }
+        let finished = file.state.arc.as_ref().and_then(|arc| arc.status.as_deref()).is_some_and(|status| {
+            FINISHED_STATUSES.iter().any(|finished| status.trim().eq_ignore_ascii_case(finished))
+        });
+        if finished {
+            continue;
+        }
         for inject in &file.state.injects {
-            let expires_at =
-                inject.ttl_days.map(|days| inject.since.saturating_add(i64::from(days).saturating_mul(86_400)));
+            let max_age = INJECT_MAX_DAYS.saturating_mul(86_400);
+            let ttl = inject.ttl_days.map_or(max_age, |days| i64::from(days).saturating_mul(86_400).min(max_age));
+            let expires_at = Some(inject.since.saturating_add(ttl));
             if expires_at.is_some_and(|expiry| expiry <= now.as_second()) {
                 continue;
             }
@@ -383,7 +418,8 @@ fn date(now: Timestamp) -> String {
     now.strftime("%Y-%m-%d").to_string()
 }
 
-/// `hot-arcs.md`: the top arcs by heat as a table; titles ≤ 80 characters, pipes escaped.
+/// `hot-arcs.md`: the top arcs by heat as a table: the bare `cluster_id`, heat, region,
+/// status and what it is (the summary, else the title ≤ 80 characters); pipes escaped.
 pub(crate) fn render_hot_arcs(hot: &[&ArcView<'_>], now: Timestamp) -> String {
     let day = date(now);
     let mut out = frontmatter(&format!("hot-arcs-{day}"), "Active Hot Arcs", 10, 3600, "info");
@@ -394,15 +430,27 @@ pub(crate) fn render_hot_arcs(hot: &[&ArcView<'_>], now: Timestamp) -> String {
     }
     out.push_str("| Arc | Heat | Region | Status | What it is |\n|---|---|---|---|---|\n");
     for view in hot {
+        // The Arc column is the bare `cluster_id` (what the feed's consumers look arcs up by);
+        // an arc without one is named by its title.
         let title = clip(&one_line(&redacted(&view.arc.title)), 80).into_owned();
-        let what = view.arc.summary.as_deref().map(|summary| clip(&one_line(&redacted(summary)), 160).into_owned());
+        let cluster_id = one_line(&redacted(view.arc.cluster_id.trim())).into_owned();
+        let arc = if cluster_id.is_empty() { title.clone() } else { cluster_id };
+        // "What it is": the summary, else the title, so the row always says something.
+        let what = view
+            .arc
+            .summary
+            .as_deref()
+            .map(str::trim)
+            .filter(|summary| !summary.is_empty())
+            .map(|summary| clip(&one_line(&redacted(summary)), 160).into_owned())
+            .unwrap_or(title);
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
-            table_cell(&title),
+            table_cell(&arc),
             view.heat,
             table_cell(view.region()),
             table_cell(view.status()),
-            table_cell(what.as_deref().unwrap_or("—"))
+            table_cell(&what)
         ));
     }
     out

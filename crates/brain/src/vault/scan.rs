@@ -43,8 +43,8 @@ pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 /// written under another version is re-read whole by the next scan (every file parsed
 /// again, its items diffed by id), so a change of the id scheme never leaves stale ids.
 /// 2: ids of an arc's blocks from its `cluster_id`, signals keyed by source and severity,
-/// bounded nesting and derived content.
-pub(crate) const INDEX_FORMAT: &str = "2";
+/// bounded nesting and derived content. 3: an arc's `mitigates:`.
+pub(crate) const INDEX_FORMAT: &str = "3";
 
 /// Message prefix of the diagnostic on a second file with the same `cluster_id`.
 const DUPLICATE_PREFIX: &str = "duplicate cluster_id";

@@ -96,6 +96,10 @@ pub(crate) struct ArcState {
     /// Targets of the frontmatter `edges` and the `@edge` markers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub edges: Vec<String>,
+    /// `mitigates:` (a name or a list): the sources or ids of signals this arc resolves; the
+    /// signals it names leave the feed wherever they are written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mitigates: Vec<String>,
     /// The agent hosts of the arc's sessions (`hosts:`, written by capture).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
@@ -409,8 +413,19 @@ fn arc_state(fm: &Frontmatter, cluster_id: &str, created: Timestamp, markers: &[
         joy: signals.joy,
         replayed_from: fm.replayed_from.iter().map(|id| id.trim().to_string()).filter(|id| !id.is_empty()).collect(),
         edges,
+        mitigates: mitigates_of(fm),
         hosts: hosts_of(fm),
     }
+}
+
+/// `mitigates:` as a list of trimmed names (a scalar is a list of one; at most 64 kept).
+fn mitigates_of(fm: &Frontmatter) -> Vec<String> {
+    let names: Vec<&str> = match fm.get("mitigates").map(|entry| &entry.value) {
+        Some(brain_core::vault::FmValue::List(items)) => items.iter().filter_map(|item| item.as_scalar()).collect(),
+        Some(value) => value.as_scalar().into_iter().collect(),
+        None => Vec::new(),
+    };
+    names.into_iter().map(str::trim).filter(|name| !name.is_empty()).take(64).map(str::to_string).collect()
 }
 
 /// The known agent hosts listed under `hosts:` (anything else is ignored).

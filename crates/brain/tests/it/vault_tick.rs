@@ -68,8 +68,16 @@ fn a_tick_rewrites_heat_promotes_graduates_and_writes_the_feed() {
     assert!(hot_arcs.contains("## Hot Arcs — 2026-11-21"));
     assert!(hot_arcs.contains("| Arc | Heat | Region | Status | What it is |"));
     assert!(hot_arcs.contains(
-        "| Hot retry storm | 10 | left-hemisphere | active | Retry storm in the gateway, fixed by backoff |"
+        "| 2026-11-21-hot-retry-storm-aaaaaaaaaaaa | 10 | left-hemisphere | active | Retry storm in the gateway, fixed by backoff |"
     ));
+    // Issue 15, bug 3: an arc without a summary says what it is by its title, never "—".
+    assert!(
+        hot_arcs.contains(
+            "| 2026-11-19-mid-token-rotation-cccccccccccc | 2 | right-hemisphere | stalled | Mid token rotation |"
+        ),
+        "{hot_arcs}"
+    );
+    assert!(!hot_arcs.contains("| — |"), "{hot_arcs}");
     assert!(!hot_arcs.contains("Old CSV export"), "graduated arcs are not hot");
     let signals = vault.read("brain-feed/signals.md");
     assert!(signals.contains("priority: 8\nttl: 3600\nseverity: critical\n"), "{signals}");
@@ -160,7 +168,7 @@ fn a_further_tick_with_nothing_new_changes_only_health_and_the_diff() {
     std::fs::remove_file(vault.path("brain-feed/hot-arcs.md")).unwrap();
     tick(&env, &vault, &["--now", "2026-11-21T10:03:00Z"]);
     assert_eq!(vault.read("brain-feed/signals.md"), signals);
-    assert!(vault.read("brain-feed/hot-arcs.md").contains("| Hot retry storm | 10 |"));
+    assert!(vault.read("brain-feed/hot-arcs.md").contains("| 2026-11-21-hot-retry-storm-aaaaaaaaaaaa | 10 |"));
 }
 
 #[test]
@@ -388,4 +396,58 @@ fn files_in(vault: &Vault, folder: &str) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Issue 15, bug 4: an inject block ends with the work it steered (its arc resolved, complete
+/// or graduated) and after 30 days whatever its `ttl=`; an arc's `mitigates:` takes the
+/// signal it names (by source) out of the feed and its amygdala note away.
+#[test]
+fn injects_of_finished_or_old_arcs_expire_and_mitigates_clears_the_named_signal() {
+    let env = Env::new();
+    let vault = Vault::new(&env);
+    let arc = |slug: &str, status: &str, created: &str, body: &str| {
+        let cluster_id = format!("{}-{slug}-eeeeeeeeeeee", &created[..10]);
+        vault.write(
+            &format!("clusters/{}/{cluster_id}.md", &created[..10]),
+            format!(
+                "---\ncluster_id: {cluster_id}\ntitle: {slug}\nregion: left-hemisphere\nstatus: {status}\n\
+                 created: {created}\n---\n\n{body}"
+            ),
+        );
+    };
+    let inject =
+        |text: &str, attrs: &str| format!("<!-- @inject target=claude.md{attrs} -->\n{text}\n<!-- @/inject -->\n");
+    arc("live", "active", "2026-11-20T08:00:00Z", &inject("Live rule stays.", ""));
+    arc("done", "complete", "2026-11-20T08:00:00Z", &inject("Rule of a complete arc.", ""));
+    arc("fixed", "resolved", "2026-11-20T08:00:00Z", &inject("Rule of a resolved arc.", ""));
+    arc("old", "active", "2026-11-20T08:00:00Z", &inject("Rule from October.", " date=2026-10-01 ttl=90"));
+    arc(
+        "outage",
+        "active",
+        "2026-11-20T08:00:00Z",
+        "<!-- @signal severity=critical source=auth-broker -->\nAuth broker ban rate increasing.\n<!-- @/signal -->\n\
+         <!-- @signal severity=critical source=billing -->\nBilling webhooks dropped.\n<!-- @/signal -->\n",
+    );
+    tick(&env, &vault, &[]);
+    let injects = vault.read("brain-feed/inject.md");
+    assert!(injects.contains("Live rule stays."), "{injects}");
+    for gone in ["Rule of a complete arc.", "Rule of a resolved arc.", "Rule from October."] {
+        assert!(!injects.contains(gone), "{gone:?} should have expired:\n{injects}");
+    }
+    let signals = vault.read("brain-feed/signals.md");
+    assert!(signals.contains("Auth broker ban rate increasing."), "{signals}");
+    assert_eq!(files_in(&vault, "amygdala").len(), 2);
+
+    // A fix names the signal it resolves: it leaves the feed, its amygdala note goes.
+    arc("ban-fix", "resolved", "2026-11-21T08:00:00Z", "Rate limiter fixed.\n");
+    let fix = "clusters/2026-11-21/2026-11-21-ban-fix-eeeeeeeeeeee.md";
+    let text = vault.read(fix).replace("status: resolved\n", "status: resolved\nmitigates: [auth-broker]\n");
+    vault.write(fix, text);
+    tick(&env, &vault, &[]);
+    let signals = vault.read("brain-feed/signals.md");
+    assert!(!signals.contains("Auth broker ban rate increasing."), "{signals}");
+    assert!(signals.contains("Billing webhooks dropped."), "other signals stay:\n{signals}");
+    let amygdala = files_in(&vault, "amygdala");
+    assert_eq!(amygdala.len(), 1, "{amygdala:?}");
+    assert!(amygdala[0].contains("billing"), "{amygdala:?}");
 }
