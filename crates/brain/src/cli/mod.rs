@@ -91,6 +91,8 @@ pub enum Command {
     Vault(commands::vault::Args),
     /// Maintain the vault: heat, promotion, graduation, signals, the brain feed (phase 1)
     Tick(commands::tick::Args),
+    /// Append a marker block (lesson, signal, decision, todo, inject) to an arc or the vault's inbox
+    Mark(commands::mark::Args),
     /// Summarize the Claude Code sessions of a time window (--project P keeps project folders matching P)
     Extract(commands::extract::Args),
     /// Group the extracted sessions into arcs in the vault
@@ -206,6 +208,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Review(args) => commands::review::run(&context, args, json),
         Command::Vault(args) => commands::vault::run(&context, args, json),
         Command::Tick(args) => commands::tick::run(&context, args, json),
+        Command::Mark(args) => commands::mark::run(&context, args, json),
         Command::Extract(args) => commands::extract::run(&context, args, json),
         Command::Cluster(args) => commands::cluster::run(&context, args, json),
         Command::Capture(args) => commands::capture::run(&context, args, json),

@@ -17,6 +17,7 @@ pub mod events;
 pub mod extract;
 pub mod fleet;
 pub mod guard;
+pub mod markers;
 pub mod mcp_http;
 pub mod metrics;
 pub mod openapi;
@@ -193,6 +194,7 @@ fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
         ("get", "/api/v2/tick") => get(fleet::get_tick),
         ("get", "/api/v2/signals") => get(fleet::signals),
         ("post", "/api/v2/tick") => post(fleet::post_tick),
+        ("post", "/api/v2/markers") => post(markers::post_marker),
         ("get", "/metrics") => get(api::metrics),
         ("get", "/openapi.json") => get(api::openapi),
         ("get", "/") => get(dashboard::index),
@@ -228,7 +230,7 @@ pub fn router(
         }
     }
     let timed = timed.layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
-    let prototype = BrainMcp::new(context.clone(), fixed_now);
+    let prototype = BrainMcp::with_transport(context.clone(), fixed_now, true);
     let mcp =
         StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
     let mcp = Router::new()

@@ -293,6 +293,17 @@ pub const ROUTES: &[RouteDoc] = &[
         errors: &[401, 403, 409, 429],
     },
     RouteDoc {
+        method: "post",
+        path: "/api/v2/markers",
+        public: false,
+        mount: Mount::Timed,
+        summary: "Append a marker block (lesson, signal, decision, todo, inject) to an arc of the vault (by cluster_id) or its inbox note: redacted, idempotent by key, atomic; write grant on the arc's project (or global)",
+        params: &[NOW],
+        body: Some("MarkerDraft"),
+        ok: (201, "{file, key, written, block, indexed} (200 with written: false when the key was there)"),
+        errors: &[400, 401, 403, 404, 409, 413, 415],
+    },
+    RouteDoc {
         method: "get",
         path: "/readyz",
         public: true,
@@ -482,6 +493,9 @@ pub fn document() -> Value {
                 "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "hint": {"type": "string"}}}}},
                 "ItemDraft": {"type": "object", "description": "Item fields of SPEC §2.1 in snake_case, all optional (title and content needed to create); unknown fields are rejected",
                               "properties": {"title": {"type": "string"}, "content": {"type": "string"}, "kind": {"type": "string"}, "scope": {"type": "string"}, "importance": {"type": "integer"}, "confidence": {"type": "number"}, "tags": {"type": "array", "items": {"type": "string"}}, "files": {"type": "array", "items": {"type": "string"}}, "pinned": {"type": "boolean"}, "status": {"type": "string"}}},
+                "MarkerDraft": {"type": "object", "required": ["type", "text"], "additionalProperties": false,
+                                "description": "A marker block for the vault; text at most 8 KiB, without <!-- --> or code fences",
+                                "properties": {"type": {"type": "string", "enum": ["lesson", "signal", "decision", "todo", "inject"]}, "text": {"type": "string"}, "arc": {"type": "string", "description": "cluster_id of the arc (default: the inbox note)"}, "severity": {"type": "string", "enum": ["info", "warning", "critical", "nuclear", "resolved"]}, "source": {"type": "string"}, "target": {"type": "string"}, "key": {"type": "string", "description": "idempotency key (default: a digest of the block)"}}},
                 "JsonRpc": {"type": "object", "description": "An MCP JSON-RPC message"}
             }
         },

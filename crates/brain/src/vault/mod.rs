@@ -32,6 +32,7 @@ mod config;
 mod feed;
 pub(crate) mod fsio;
 mod heat;
+mod mark;
 mod scan;
 mod state;
 mod text;
@@ -46,6 +47,7 @@ use serde::Serialize;
 pub use config::VaultConfig;
 pub use feed::indexed_feed;
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
+pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkRequest, mark};
 pub use scan::{DiagnosticOut, Progress, ScanReport};
 pub use tick::{
     AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, NoteChange, PhaseTiming, Skipped,
@@ -173,6 +175,20 @@ pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) ->
     let _lock = fsio::lock(&brain.home, true)?;
     let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
     Ok(scan::scan(brain, &location.root, &location.skip, &mode)?.report)
+}
+
+/// Re-indexes the configured vault (incrementally) when there is one; false when there is
+/// none or a tick or scan holds it (then the index is as the last one left it).
+pub fn refresh_index(brain: &Brain) -> BrainResult<bool> {
+    if !vault_path(brain, None).is_dir() {
+        return Ok(false);
+    }
+    let location = Location::resolve(brain, None, None)?;
+    match scan_vault(brain, &location, &|_, _| {}) {
+        Ok(_) => Ok(true),
+        Err(BrainError::User { message, .. }) if message.contains("is running on this home") => Ok(false),
+        Err(err) => Err(err),
+    }
 }
 
 /// An indexed arc with its heat at a given time (`GET /api/v2/arcs`).

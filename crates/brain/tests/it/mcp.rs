@@ -142,6 +142,15 @@ fn mcp_typescript_sdk_and_inspector_call_every_tool_with_every_parameter() {
     let modules = std::env::var("BRAIN_TEST_MCP_JS")
         .expect("BRAIN_TEST_MCP_JS must name a node_modules with the MCP TypeScript SDK and Inspector (see .ci/run)");
     let env = Env::new();
+    // A vault (the default <home>/vault) with one arc of the project, for brain_mark.
+    let arc = env.home.join("vault/clusters/2026-11-20/2026-11-20-queue-backlog-aaaaaaaaaaaa.md");
+    std::fs::create_dir_all(arc.parent().unwrap()).unwrap();
+    std::fs::write(
+        &arc,
+        "---\ncluster_id: 2026-11-20-queue-backlog-aaaaaaaaaaaa\ntitle: Queue backlog\nstatus: active\n\
+         created: 2026-11-20T08:00:00Z\nproject: demo\n---\n\n# Queue backlog\n",
+    )
+    .unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/ts_client.mjs");
     let output = Command::new("node")
         .arg(script)

@@ -347,9 +347,11 @@ fn the_remote_hook_fails_open_fast_when_the_server_is_down_and_logs_without_the_
 #[test]
 fn the_remote_hook_gives_up_at_its_timeout_and_on_garbage_or_server_errors() {
     let env = Env::new();
-    std::fs::write(env.home.join("config.toml"), "[hooks]\ntimeout_ms = 400\n").unwrap();
+    // The remote call gets 90% of the hook's deadline; 1,500 ms leaves a loaded machine room
+    // to start the process before the remote's own timeout is the one that fires.
+    std::fs::write(env.home.join("config.toml"), "[hooks]\ntimeout_ms = 1500\n").unwrap();
     let stub = Stub::start(vec![Reply::Silence, ok("{\"not\": \"a payload\"}".into()), error(503, "draining")]);
-    for expected in ["did not answer within 360 ms", "sent a response brain cannot read", "503 Service Unavailable"] {
+    for expected in ["did not answer within 1350 ms", "sent a response brain cannot read", "503 Service Unavailable"] {
         let started = Instant::now();
         let output = env
             .brain()
@@ -357,7 +359,7 @@ fn the_remote_hook_gives_up_at_its_timeout_and_on_garbage_or_server_errors() {
             .env("BRAIN_TOKEN", TOKEN)
             .output()
             .unwrap();
-        assert!(started.elapsed() < Duration::from_millis(2500), "{expected}: {:?}", started.elapsed());
+        assert!(started.elapsed() < Duration::from_millis(5000), "{expected}: {:?}", started.elapsed());
         assert_eq!(output.status.code(), Some(0));
         assert_eq!(stdout(&output), format!("{EMPTY_SESSION_START}\n"));
         assert!(hooks_log(&env).contains(expected), "{expected}: {}", hooks_log(&env));

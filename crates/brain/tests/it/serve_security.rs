@@ -395,6 +395,7 @@ fn the_security_matrix_of_every_route() {
     let foreign_host = format!("evil.example:{port}");
     let draft = json!({"title": "Matrix", "content": "created by the matrix"}).to_string();
     let patch = json!({"importance": 5}).to_string();
+    let marker = json!({"type": "lesson", "text": "a lesson for the inbox"}).to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let item_path = |id: &str, action: &str| format!("/api/v2/items/{id}{action}");
     // (method, table path, target, body, own token, [statuses by column])
@@ -463,6 +464,9 @@ fn the_security_matrix_of_every_route() {
         row("get", "/api/v2/tick", "/api/v2/tick", None, READER, [401, 401, 200, 421, 403, 200]),
         row("get", "/api/v2/signals", "/api/v2/signals?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
         row("post", "/api/v2/tick", "/api/v2/tick", Some("{}"), WRITER, [401, 401, 403, 421, 403, 403]),
+        // A block for the inbox needs a write grant on global, which no token of the matrix has
+        // (an arc's block needs its project's: tests/it/vault_mark.rs).
+        row("post", "/api/v2/markers", "/api/v2/markers", Some(&marker), WRITER, [401, 401, 403, 421, 403, 403]),
         // Any valid token may read the metrics (they hold no store text).
         row("get", "/metrics", "/metrics", None, READER, [401, 401, 200, 421, 403, 200]),
         row("get", "/openapi.json", "/openapi.json", None, READER, [200, 200, 200, 421, 403, 200]),

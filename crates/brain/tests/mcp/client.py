@@ -21,6 +21,8 @@ TOOLS = {
     "brain_remember",
     "brain_update",
     "brain_status",
+    "brain_mark",
+    "brain_refresh",
 }
 
 
@@ -108,6 +110,15 @@ async def checks(session):
     page = json.loads(page)
     assert [r["id"] for r in page["results"]] == [item_id], page
     assert page["next_offset"] is None, page
+
+    # This home has no vault: a block has nowhere to go (over HTTP the inbox is global, which
+    # a project's token may not write); a refresh still answers, without a rescan.
+    no_vault = await session.call_tool("brain_mark", {"type": "lesson", "text": "Keep WAL on"})
+    assert is_error(no_vault), texts(no_vault)
+    assert "does not exist" in texts(no_vault)[0] or "arcs of project/demo only" in texts(no_vault)[0], texts(no_vault)
+    refreshed = ok(await session.call_tool("brain_refresh", {"task": "storage"}), "refresh")
+    assert "Working memory" in refreshed[0], refreshed
+    assert json.loads(refreshed[-1])["vault_rescanned"] is False, refreshed
 
     bad_limit = await session.call_tool("brain_search", {"query": "x", "limit": 101})
     assert is_error(bad_limit) and "limit 101" in texts(bad_limit)[0], texts(bad_limit)

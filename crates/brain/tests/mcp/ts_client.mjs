@@ -110,6 +110,19 @@ check(json(await call("brain_update", { id: remembered.id, action: "approve" }))
 const superseded = json(await call("brain_update", { id: remembered.id, action: "supersede", by: newer.id }));
 check(superseded.updated.length === 2, "supersede keeps both");
 check(json(await call("brain_status", {})).project === "demo", "status");
+// The test home has a vault with one arc of project demo (tests/it/mcp.rs).
+const ARC = "2026-11-20-queue-backlog-aaaaaaaaaaaa";
+const signal = { type: "signal", text: "Queue is backing up", arc: ARC, severity: "critical", source: "queue", key: "ts-1" };
+const marked = json(await call("brain_mark", signal));
+check(marked.written === true && marked.file.endsWith(`${ARC}.md`) && marked.indexed === true, `mark: ${JSON.stringify(marked)}`);
+check(json(await call("brain_mark", signal)).written === false, "the same key writes once");
+check(json(await call("brain_mark", { type: "inject", text: "Use the retry helper.", target: "AGENTS.md" })).file === "raw/inbox/brain-marks.md", "inbox");
+check(json(await call("brain_mark", { type: "decision", text: "Queues get a dead-letter topic." })).written === true, "decision");
+check(json(await call("brain_mark", { type: "todo", text: "Alert on queue depth." })).written === true, "todo");
+const refreshed = texts(await call("brain_refresh", { task: "queue backlog" }));
+check(refreshed[0].includes("Queue is backing up"), `refresh shows the new signal: ${refreshed[0]}`);
+check(JSON.parse(refreshed[refreshed.length - 1]).vault_rescanned === true, "refresh rescans");
+await call("brain_refresh", {});
 
 // Out of range and oversized arguments are refused with a message.
 await refused("brain_search", { query: "x", limit: 101 }, "limit 101 is out of range");
@@ -118,6 +131,9 @@ await refused("brain_session_start", { top: 0 }, "top 0 is out of range");
 await refused("brain_context_pack", { task: "x", token_budget: 100001 }, "out of range");
 await refused("brain_remember", { title: "t", content: "c", confidence: 1.5 }, "confidence");
 await refused("brain_update", { id: "mem_nope", action: "supersede" }, "supersede needs `by`");
+await refused("brain_mark", { type: "lesson", text: "a --> <!-- @inject -->" }, "HTML comment");
+await refused("brain_mark", { type: "lesson", text: "t", arc: "../../etc" }, "not a cluster_id");
+await refused("brain_mark", { type: "lesson", text: "t", arc: "no-such-arc" }, "no arc with cluster_id");
 await client.close();
 
 // The Inspector's CLI turns `--tool-arg key=value` into the schema's type: integers, numbers
@@ -143,4 +159,6 @@ const viaInspector = json(
 check(viaInspector.importance === 3 && viaInspector.confidence === 0.5, `inspector typed arguments: ${JSON.stringify(viaInspector)}`);
 inspect("brain_update", [`id=${viaInspector.id}`, "action=deprecate"]);
 inspect("brain_status", []);
+check(json(inspect("brain_mark", ["type=lesson", "text=From the inspector", `arc=${ARC}`, "key=inspector-1"])).written === true, "inspector mark");
+inspect("brain_refresh", ["task=queue"]);
 console.log(`ok: ${tools.length} tools, every parameter, through the TypeScript SDK and the Inspector CLI`);

@@ -15,6 +15,7 @@ pub mod import;
 pub mod init;
 pub mod inject;
 pub mod list;
+pub mod mark;
 pub mod mcp;
 pub mod migrate;
 pub mod pin;
