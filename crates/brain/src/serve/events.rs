@@ -197,7 +197,7 @@ pub async fn events(
             loop {
                 tokio::select! {
                     received = receiver.recv() => match received {
-                        Ok(Event { scope: Some(scope), .. }) if !guard.1.can_read(&scope) => {}
+                        Ok(Event { scopes, .. }) if !scopes.iter().all(|scope| guard.1.can_read(scope)) => {}
                         Ok(Event { name, data, .. }) => {
                             let event = SseEvent::default().event(name).data(data.to_string());
                             return Some((Ok(event), (None, receiver, shutdown, guard)));

@@ -25,6 +25,7 @@ mod serve;
 mod serve_security;
 mod session_start;
 mod vault_bounds;
+mod vault_projects;
 mod vault_scan;
 mod vault_support;
 mod vault_tick;
