@@ -733,3 +733,52 @@ fn a_token_of_one_project_never_reads_another_projects_vault_content() {
     let (status, record) = get(ALL, "/api/v2/tick");
     assert_eq!(status, 200, "{record}");
 }
+
+/// The event stream follows the same rule: a new critical signal of beta's arc reaches the
+/// streams that may read beta, never alpha's; a tick record (the whole vault) reaches only a
+/// stream with a grant on every project.
+#[test]
+fn vault_signals_and_tick_records_reach_only_the_streams_that_may_read_them() {
+    use crate::fleet::EventStream;
+    const ALPHA: &str = "alpha-reader-0123456789";
+    const ADMIN: &str = "admin-everything-0123456";
+    let env = seeded();
+    let vault = two_project_vault(&env);
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[serve]\nevents_poll_ms = 100\ntick_interval_secs = 0\n\n[vault]\npath = {:?}\n\n\
+             [[serve.tokens]]\nname = \"alpha\"\ntoken = \"{ALPHA}\"\nread = [\"project/alpha\"]\n\n\
+             [[serve.tokens]]\nname = \"admin\"\ntoken = \"{ADMIN}\"\nwrite = [\"*\"]\n",
+            vault.arg()
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&env, &[]);
+    // A token of alpha subscribes for alpha (not the server's default project).
+    let refused = server.request("GET", "/api/v2/events", &[("Authorization", &format!("Bearer {ALPHA}"))], None);
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let mut alpha = EventStream::open_at(&server, Some(ALPHA), "/api/v2/events?project=alpha");
+    let mut admin = EventStream::open(&server, Some(ADMIN));
+    let beta = "clusters/2026-11-20/2026-11-20-beta-billing-bbbbbbbbbbbb.md";
+    let text = vault.read(beta);
+    vault.write(
+        beta,
+        format!("{text}\n<!-- @signal severity=critical source=ledger -->\nBeta ledger is read-only now.\n<!-- @/signal -->\n"),
+    );
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    let limit = Duration::from_secs(10);
+    assert!(admin.wait_for("Beta ledger is read-only now", limit), "{}", admin.seen);
+    let ran = server.request(
+        "POST",
+        "/api/v2/tick",
+        &[("Authorization", &format!("Bearer {ADMIN}")), ("Content-Type", "application/json")],
+        Some("{}"),
+    );
+    assert_eq!(ran.status, 200, "{}", ran.text());
+    assert!(admin.wait_for("event: tick", limit), "{}", admin.seen);
+    assert!(!alpha.wait_for("event: tick", Duration::from_secs(2)), "alpha hears of the tick: {}", alpha.seen);
+    for text in BETA_ONLY.iter().chain(&["Beta ledger is read-only"]) {
+        assert!(!alpha.seen.contains(text), "alpha's stream carries beta's {text:?}: {}", alpha.seen);
+    }
+}

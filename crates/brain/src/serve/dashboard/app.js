@@ -368,7 +368,7 @@ async function onStoreChanged() {
 async function listen(generation) {
   let response;
   try {
-    response = await fetch("/api/v2/events", { headers: Object.assign(authHeaders(), { Accept: "text/event-stream" }) });
+    response = await fetch("/api/v2/events?" + projectParams(), { headers: Object.assign(authHeaders(), { Accept: "text/event-stream" }) });
   } catch (err) {
     response = null;
   }
