@@ -83,3 +83,68 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn mcp_tools_give_a_session_its_own_projects_vault_content() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let env = Env::new();
+    let vault = two_project_vault(&env);
+    std::fs::write(env.home.join("config.toml"), format!("[vault]\npath = {:?}\n", vault.arg())).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("brain"))
+        .env_clear()
+        .env("HOME", env.dir.path())
+        .env("BRAIN_HOME", &env.home)
+        .current_dir(&env.project_dir)
+        .args(["--now", crate::NOW, "--project", "alpha", "mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel::<String>();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let answer = |stdin: &mut std::process::ChildStdin, id: u64, message: String| -> String {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let line = receiver.recv_timeout(std::time::Duration::from_secs(30)).expect("an MCP answer");
+            let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if value["id"] == id {
+                return line;
+            }
+        }
+    };
+    answer(
+        &mut stdin,
+        1,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.into(),
+    );
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
+    let call = |id: u64, tool: &str, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        )
+    };
+    for (id, tool, arguments) in [
+        (2, "brain_session_start", "{}"),
+        (3, "brain_get_memory", "{}"),
+        (4, "brain_context_pack", r#"{"task":"billing ledger invoices","token_budget":4000}"#),
+    ] {
+        let line = answer(&mut stdin, id, call(id, tool, arguments));
+        assert!(line.contains("Alpha checkout rewrite"), "{tool} lacks alpha's arc: {line}");
+        for leaked in BETA_ONLY {
+            assert!(!line.contains(leaked), "{tool} shows beta's {leaked:?}: {line}");
+        }
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
