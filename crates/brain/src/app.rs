@@ -636,10 +636,11 @@ impl Brain {
         }
     }
 
-    /// The vault feed (hot arcs, signals, inject blocks). Empty until a vault is indexed.
+    /// The vault feed of the project (hot arcs, signals, inject blocks). Empty until a vault
+    /// is indexed.
     pub fn feed(&self) -> Feed {
         // One indexed read of the feed state the last scan or tick stored; no vault walk.
-        crate::vault::indexed_feed(&self.store, self.now)
+        crate::vault::indexed_feed(self)
     }
 
     /// The layered brain document (SPEC §4.1).

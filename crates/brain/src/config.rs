@@ -744,6 +744,8 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # max_file_bytes = 2097152       # larger files are skipped with a diagnostic
 # allow_verify_commands = false  # run signals' verify= commands (no shell, with a timeout)
 # verify_timeout_secs = 10
+# shared_signal_severity = "nuclear"  # signals at/above this reach every project's feed;
+#                                #   below it only their arc's project (unless scope=global)
 "#;
 
 #[cfg(test)]

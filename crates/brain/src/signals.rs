@@ -43,20 +43,19 @@ fn is_critical(severity: Severity) -> bool {
     matches!(severity, Severity::Critical | Severity::Nuclear)
 }
 
-/// The active critical and nuclear signals: the vault feed's and the approved, unexpired
-/// signal items of every scope (subscribers see only the scopes they may read).
+/// The active critical and nuclear signals: the vault feed's (scoped to their arc's project,
+/// global when shared: see `vault::indexed_signals`) and the approved, unexpired signal items
+/// of every scope (subscribers see only the scopes they may read).
 pub fn current(brain: &Brain, now: Timestamp) -> BrainResult<Vec<CriticalSignal>> {
-    let feed = crate::vault::indexed_feed(brain.store(), now);
-    let mut signals: Vec<CriticalSignal> = feed
-        .signals
-        .iter()
-        .filter(|signal| is_critical(signal.severity))
-        .map(|signal| CriticalSignal {
-            id: signal.id.clone(),
+    let mut signals: Vec<CriticalSignal> = crate::vault::indexed_signals(brain)
+        .into_iter()
+        .filter(|(signal, _)| is_critical(signal.severity))
+        .map(|(signal, scope)| CriticalSignal {
+            id: signal.id,
             severity: signal.severity,
-            scope: Scope::Global,
-            source: signal.source.clone(),
-            text: signal.text.clone(),
+            scope,
+            source: signal.source,
+            text: signal.text,
         })
         .collect();
     let filter = ItemFilter {

@@ -504,7 +504,8 @@ pub struct ArcParams {
     now: Option<String>,
 }
 
-/// `GET /api/v2/arcs`: the indexed vault's arcs, hottest first, paged by `cursor`.
+/// `GET /api/v2/arcs`: the indexed vault's arcs of the project (its own and those without a
+/// project), hottest first, paged by `cursor`.
 pub async fn arcs(
     State(state): Shared,
     Extension(caller): Extension<Caller>,
@@ -518,7 +519,7 @@ pub async fn arcs(
     let (arcs, total) = state
         .pool
         .run(project, now, move |brain| {
-            let all = crate::vault::arcs(brain, now)?;
+            let all = crate::vault::arcs(brain, now, Some(&brain.project))?;
             let total = all.len();
             Ok((all.into_iter().skip(offset).take(limit).collect::<Vec<_>>(), total))
         })
@@ -532,27 +533,60 @@ pub async fn arcs(
 pub const FEED_FILES: &[&str] =
     &["hot-arcs.md", "signals.md", "inject.md", "intent.md", "last-tick-diff.md", "health.jsonl"];
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedParams {
+    project: Option<String>,
+    now: Option<String>,
+}
+
 /// `GET /api/v2/feed/{name}`: one file of the vault feed (`brain tick` writes them), by its
-/// name only: nothing outside the feed folder can be named.
+/// name only: nothing outside the feed folder can be named. `hot-arcs.md`, `signals.md` and
+/// `inject.md` are the project's (rendered from the index at `now`: its arcs, blocks and
+/// signals, those of files without a project, the shared signals), for a caller who may read
+/// the project; the other files cover the whole vault and need a read grant on every
+/// project the vault names.
 pub async fn feed(
     State(state): Shared,
     Extension(caller): Extension<Caller>,
     Path(name): Path<String>,
+    Params(params): Params<FeedParams>,
 ) -> Result<Response, ApiError> {
-    caller.require_read(&Scope::Project(state.default_project.clone()))?;
+    let project = state.project(params.project.as_deref())?;
+    caller.require_read(&Scope::Project(project.clone()))?;
     let Some(name) = FEED_FILES.iter().find(|known| **known == name) else {
         return Err(ApiError::not_found(format!("no feed file {name:?}"))
             .with_hint(format!("feed files: {}", FEED_FILES.join(", "))));
     };
-    let now = state.clock(None)?;
+    let now = state.clock(params.now.as_deref())?;
     let bytes = state
         .pool
-        .run(state.default_project.clone(), now, move |brain| {
+        .run(project, now, move |brain| {
             let vault = crate::vault::vault_path(brain, None);
             if !vault.is_dir() {
                 return Ok(None);
             }
             let location = crate::vault::Location::resolve(brain, None, None)?;
+            // Only what a tick has written is served (a project's file as well).
+            match std::fs::symlink_metadata(location.feed_dir.join(name)) {
+                Ok(_) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(err) => return Err(BrainError::internal(format!("cannot read feed file {name}: {err}"))),
+            }
+            if let Some(text) = crate::vault::project_feed_file(brain, name, &brain.project)? {
+                return Ok(Some(text.into_bytes()));
+            }
+            for other in crate::vault::vault_projects(brain)? {
+                let scope = Scope::Project(other);
+                if !caller.can_read(&scope) {
+                    return Err(BrainError::Forbidden {
+                        message: format!(
+                            "token {:?} may not read {name}: it covers the whole vault, {scope} included",
+                            caller.name()
+                        ),
+                    });
+                }
+            }
             match std::fs::read(location.feed_dir.join(name)) {
                 Ok(bytes) => Ok(Some(bytes)),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -22,6 +22,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::auth::Caller;
 use super::error::ApiError;
+use super::extract::Params;
 use super::state::{AppState, Event};
 
 /// The safety-net poll when writes are pushed.
@@ -172,14 +173,25 @@ async fn current_critical(state: &Arc<AppState>) -> Vec<super::signals::Critical
         .unwrap_or_default()
 }
 
+/// `GET /api/v2/events` parameters.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsParams {
+    project: Option<String>,
+}
+
 /// `GET /api/v2/events`: `ready` with the current generation, then `brain` and `signal`
-/// events as they happen; a comment every 15 s keeps proxies from closing the stream.
+/// events as they happen; a comment every 15 s keeps proxies from closing the stream. The
+/// caller needs a read grant on `project` (default: the server's); each signal then reaches
+/// it only if it may read the signal's scope, a tick record only with a grant on every
+/// project of the vault.
 pub async fn events(
     State(state): State<Arc<AppState>>,
     Extension(caller): Extension<Caller>,
     Extension(shutdown): Extension<watch::Receiver<bool>>,
+    Params(params): Params<EventsParams>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    caller.require_read(&Scope::Project(state.default_project.clone()))?;
+    caller.require_read(&Scope::Project(state.project(params.project.as_deref())?))?;
     let generation = state.generation().await?;
     let receiver = state.events.subscribe();
     state.metrics.event_subscribers.inc();
@@ -197,7 +209,7 @@ pub async fn events(
             loop {
                 tokio::select! {
                     received = receiver.recv() => match received {
-                        Ok(Event { scope: Some(scope), .. }) if !guard.1.can_read(&scope) => {}
+                        Ok(Event { scopes, .. }) if !scopes.iter().all(|scope| guard.1.can_read(scope)) => {}
                         Ok(Event { name, data, .. }) => {
                             let event = SseEvent::default().event(name).data(data.to_string());
                             return Some((Ok(event), (None, receiver, shutdown, guard)));

@@ -162,14 +162,16 @@ pub async fn schedule_ticks(state: Arc<AppState>, mut shutdown: tokio::sync::wat
         let Ok(now) = state.clock(None) else { continue };
         let outcome = state
             .pool
-            .run(state.default_project.clone(), now, move |brain| tick_once(brain, Trigger::Schedule, Some(interval)))
+            .run(state.default_project.clone(), now, move |brain| {
+                Ok((tick_once(brain, Trigger::Schedule, Some(interval))?, vault_projects(brain)?))
+            })
             .await;
         match outcome {
-            Ok(TickOutcome::Ran(record)) => {
+            Ok((TickOutcome::Ran(record), projects)) => {
                 if record["ok"] != json!(true) {
                     eprintln!("brain serve: scheduled tick failed: {}", record["error"]);
                 }
-                state.announce("tick", record);
+                state.announce_vault("tick", record, projects);
             }
             Ok(_) => {}
             Err(err) => eprintln!("brain serve: scheduled tick: {}", err.message),
@@ -177,20 +179,46 @@ pub async fn schedule_ticks(state: Arc<AppState>, mut shutdown: tokio::sync::wat
     }
 }
 
+/// The projects the indexed vault names.
+fn vault_projects(brain: &crate::app::Brain) -> crate::error::BrainResult<Vec<String>> {
+    Ok(crate::vault::vault_projects(brain)?.into_iter().collect())
+}
+
+/// The record of a tick covers the whole vault (arc titles, signal texts): only a caller who
+/// may read every project the vault names sees it.
+fn require_whole_vault(caller: &super::auth::Caller, projects: &[String]) -> Result<(), super::error::ApiError> {
+    for project in projects {
+        let scope = brain_core::Scope::Project(project.clone());
+        if !caller.can_read(&scope) {
+            return Err(super::error::ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!(
+                    "token {:?} may not read the tick record: it covers the whole vault, {scope} included",
+                    caller.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `GET /api/v2/tick`: the last tick's record (by any replica), the schedule, and whether
-/// this replica can tick (has the vault).
+/// this replica can tick (has the vault). The record covers the whole vault: a read grant on
+/// every project it names is needed.
 pub async fn get_tick(
     State(state): State<Arc<AppState>>,
     axum::Extension(caller): axum::Extension<super::auth::Caller>,
 ) -> Result<Response, super::error::ApiError> {
     caller.require_read(&brain_core::Scope::Global)?;
     let now = state.clock(None)?;
-    let (last, has_vault) = state
+    let (last, has_vault, projects) = state
         .pool
         .run(state.default_project.clone(), now, |brain| {
-            Ok((last_tick(brain)?, crate::vault::vault_path(brain, None).is_dir()))
+            Ok((last_tick(brain)?, crate::vault::vault_path(brain, None).is_dir(), vault_projects(brain)?))
         })
         .await?;
+    require_whole_vault(&caller, &projects)?;
     let body = json!({
         "last": last,
         "intervalSecs": state.config.tick_interval_secs,
@@ -200,7 +228,8 @@ pub async fn get_tick(
 }
 
 /// `POST /api/v2/tick`: runs a tick now (write grant on `global`: the vault and its feed
-/// are everyone's). At most one requested tick per `[serve] tick_request_min_secs` across
+/// are everyone's; its record covers the whole vault, so a read grant on every project the
+/// vault names too). At most one requested tick per `[serve] tick_request_min_secs` across
 /// the fleet (429 with `Retry-After`); 409 while another replica ticks.
 pub async fn post_tick(
     State(state): State<Arc<AppState>>,
@@ -209,8 +238,10 @@ pub async fn post_tick(
     use super::error::ApiError;
     caller.require_write(&brain_core::Scope::Global)?;
     let now = state.clock(None)?;
+    let projects = state.pool.run(state.default_project.clone(), now, vault_projects).await?;
+    require_whole_vault(&caller, &projects)?;
     let spacing = state.config.tick_request_min_secs;
-    let outcome = state
+    let (outcome, projects) = state
         .pool
         .run(state.default_project.clone(), now, move |brain| {
             let last = last_tick(brain)?;
@@ -220,10 +251,11 @@ pub async fn post_tick(
                 .and_then(|record| record["at"].as_str().and_then(|at| brain_core::time::parse_timestamp(at).ok()))
                 .map(|at| spacing as f64 - brain_core::time::age_days(at, brain_core::Timestamp::now()) * 86_400.0)
                 .filter(|left| *left > 0.0);
-            match wait {
-                Some(left) => Ok(Err(left.ceil() as u64)),
-                None => tick_once(brain, Trigger::Request, None).map(Ok),
-            }
+            let outcome = match wait {
+                Some(left) => Err(left.ceil() as u64),
+                None => Ok(tick_once(brain, Trigger::Request, None)?),
+            };
+            Ok((outcome, vault_projects(brain)?))
         })
         .await?;
     match outcome {
@@ -240,7 +272,7 @@ pub async fn post_tick(
             Ok(response)
         }
         Ok(TickOutcome::Ran(record)) => {
-            state.announce("tick", record.clone());
+            state.announce_vault("tick", record.clone(), projects);
             Ok(json_body(StatusCode::OK, &record))
         }
         Ok(TickOutcome::Busy) => Err(ApiError::new(StatusCode::CONFLICT, "tick_running", "a tick is running already")

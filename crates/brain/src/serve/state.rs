@@ -36,8 +36,9 @@ const CACHE_ENTRIES: usize = 64;
 pub struct Event {
     pub name: &'static str,
     pub data: serde_json::Value,
-    /// Only subscribers who may read this scope receive the event (`None`: everyone).
-    pub scope: Option<Scope>,
+    /// Only subscribers who may read every one of these scopes receive the event (none:
+    /// everyone).
+    pub scopes: Vec<Scope>,
 }
 
 /// The cache key of an assembled brain document.
@@ -267,12 +268,19 @@ impl AppState {
 
     /// Announces an event to every `/api/v2/events` subscriber (none listening is fine).
     pub fn announce(&self, name: &'static str, data: serde_json::Value) {
-        let _ = self.events.send(Event { name, data, scope: None });
+        let _ = self.events.send(Event { name, data, scopes: Vec::new() });
     }
 
     /// Announces an event to the subscribers who may read `scope`.
     pub fn announce_in(&self, name: &'static str, data: serde_json::Value, scope: Scope) {
-        let _ = self.events.send(Event { name, data, scope: Some(scope) });
+        let _ = self.events.send(Event { name, data, scopes: vec![scope] });
+    }
+
+    /// Announces an event about the whole vault to the subscribers who may read every
+    /// project it names (`projects`).
+    pub fn announce_vault(&self, name: &'static str, data: serde_json::Value, projects: Vec<String>) {
+        let scopes = projects.into_iter().map(Scope::Project).collect();
+        let _ = self.events.send(Event { name, data, scopes });
     }
 }
 

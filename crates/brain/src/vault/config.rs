@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use brain_core::Severity;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BrainError, BrainResult};
@@ -31,6 +32,11 @@ pub struct VaultConfig {
     /// Run the `verify=` commands of signals (without a shell, with a timeout).
     pub allow_verify_commands: bool,
     pub verify_timeout_secs: u64,
+    /// Signals at or above this severity (`warning`, `critical` or `nuclear`) reach the feed
+    /// of every project; below it, a signal of a project's arc reaches only that project
+    /// (unless its marker says `scope=global`). Unset: none cross projects by severity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_signal_severity: Option<Severity>,
 }
 
 impl Default for VaultConfig {
@@ -46,6 +52,7 @@ impl Default for VaultConfig {
             max_file_bytes: brain_core::vault::DEFAULT_MAX_BYTES,
             allow_verify_commands: false,
             verify_timeout_secs: 10,
+            shared_signal_severity: None,
         }
     }
 }
@@ -64,6 +71,18 @@ impl VaultConfig {
             merged.try_into().map_err(|err: toml::de::Error| invalid(err.message().to_string()))?;
         config.validate().map_err(invalid)?;
         Ok(config)
+    }
+
+    /// Whether a signal of `severity` (`global`: its marker says `scope=global`) reaches the
+    /// feed of every project, not only its arc's.
+    pub fn shares(&self, severity: Severity, global: bool) -> bool {
+        let rank = |severity: Severity| match severity {
+            Severity::Nuclear => 3,
+            Severity::Critical => 2,
+            Severity::Warning => 1,
+            Severity::Info | Severity::Resolved => 0,
+        };
+        global || self.shared_signal_severity.is_some_and(|least| rank(severity) >= rank(least))
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -90,6 +109,9 @@ impl VaultConfig {
         if self.max_file_bytes == 0 {
             return Err("max_file_bytes must be positive".into());
         }
+        if matches!(self.shared_signal_severity, Some(Severity::Resolved | Severity::Info)) {
+            return Err("shared_signal_severity must be warning, critical or nuclear".into());
+        }
         if self.verify_timeout_secs == 0 || self.verify_timeout_secs > 3600 {
             return Err(format!("verify_timeout_secs = {} must be 1 to 3600", self.verify_timeout_secs));
         }
@@ -113,5 +135,15 @@ mod tests {
         let table: toml::Table = toml::from_str("allow_verify = true").unwrap();
         let err = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
         assert!(err.contains("allow_verify"), "{err}");
+        let table: toml::Table = toml::from_str("shared_signal_severity = \"critical\"").unwrap();
+        let config = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap();
+        assert_eq!(config.shared_signal_severity, Some(Severity::Critical));
+        assert!(config.shares(Severity::Nuclear, false) && !config.shares(Severity::Warning, false));
+        assert!(config.shares(Severity::Info, true), "a signal marked scope=global is shared whatever its severity");
+        for (bad, named) in [("info", "shared_signal_severity"), ("loud", "loud")] {
+            let table: toml::Table = toml::from_str(&format!("shared_signal_severity = {bad:?}")).unwrap();
+            let err = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
+            assert!(err.contains(named) && err.contains("x.toml"), "{err}");
+        }
     }
 }

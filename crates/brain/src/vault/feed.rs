@@ -8,14 +8,22 @@
 //!
 //! Everything written here for an agent to read is redacted (secrets, `<private>` blocks),
 //! even though the index keeps the user's text as written.
+//!
+//! Per project: an arc belongs to the project of its file's `project:` (none: to every
+//! project, like its global items). The feed state keeps each entry's project, and the
+//! hottest `hot_arcs` of every project, so that [`indexed_feed`] serves one project its own
+//! arcs, inject blocks and signals plus those of files without a project, and the signals
+//! shared with everyone: marked `scope=global`, or at or above `[vault]
+//! shared_signal_severity`. The feed files the tick writes cover the whole vault; `GET
+//! /api/v2/feed/{name}?project=` renders one project's ([`project_feed_file`]).
 
-use std::collections::{HashMap, HashSet};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use brain_core::assemble::{Feed, FeedSignal, HotArc, InjectBlock};
 use brain_core::time::age_days;
 use brain_core::vault::normalize_content;
-use brain_core::{Severity, Timestamp};
-use brain_store::Store;
+use brain_core::{Scope, Severity, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::config::VaultConfig;
@@ -23,10 +31,16 @@ use super::heat::{HeatInputs, heat};
 use super::scan::{IndexedFile, Snapshot};
 use super::state::{ArcState, InjectState, SignalState, timestamp};
 use super::text::{clip, one_line, redacted, table_cell};
+use crate::app::Brain;
+use crate::error::BrainResult;
 
-/// At most this many signals are kept in the feed state (most urgent first); the session
-/// feed has a budget far smaller than that anyway.
+/// At most this many signals of one project (or of files without one) are kept in the feed
+/// state (most urgent first); the session feed has a budget far smaller than that anyway.
 const MAX_FEED_SIGNALS: usize = 200;
+
+/// The shape of the stored feed state: 2 = every entry carries its project. A state of an
+/// older shape is not served; the feed is computed from the index instead.
+const FEED_STATE_VERSION: u32 = 2;
 
 /// Days within which an arc's `replayed_from` warms the arcs it names.
 const REPLAY_DAYS: f64 = 14.0;
@@ -52,6 +66,17 @@ impl ArcView<'_> {
     pub fn region(&self) -> &str {
         self.arc.region.as_deref().unwrap_or("-")
     }
+
+    /// The project of the arc's file (`project:`), empty for none.
+    pub fn project(&self) -> &str {
+        &self.file.state.project
+    }
+}
+
+/// Whether an entry of `owner` (a project name, empty for none) belongs in the feed of
+/// `project`: its own, or one without a project.
+fn owned_by(owner: &str, project: &str) -> bool {
+    owner.is_empty() || owner == project
 }
 
 /// Every arc (one per `cluster_id`) with its heat at `now`, in relpath order.
@@ -95,19 +120,42 @@ pub(crate) fn arc_heat(arc: &ArcState, replays: u32, active: bool, now: Timestam
     heat(&inputs, now)
 }
 
-/// The hottest `limit` arcs that have not graduated: heat, then newest, then cluster id.
-pub(crate) fn hot_views<'v, 'a>(views: &'v [ArcView<'a>], limit: usize) -> Vec<&'v ArcView<'a>> {
-    let order = |a: &&ArcView<'a>, b: &&ArcView<'a>| {
-        b.heat.cmp(&a.heat).then(b.arc.created.cmp(&a.arc.created)).then(a.arc.cluster_id.cmp(&b.arc.cluster_id))
-    };
-    let mut hot: Vec<&ArcView<'a>> = views.iter().filter(|view| !view.graduated).collect();
+/// Hot-arc order: heat, then newest, then cluster id.
+fn hot_order(a: &&ArcView<'_>, b: &&ArcView<'_>) -> Ordering {
+    b.heat.cmp(&a.heat).then(b.arc.created.cmp(&a.arc.created)).then(a.arc.cluster_id.cmp(&b.arc.cluster_id))
+}
+
+/// The first `limit` of `hot` in [`hot_order`], sorted.
+fn top<'v, 'a>(mut hot: Vec<&'v ArcView<'a>>, limit: usize) -> Vec<&'v ArcView<'a>> {
     // The top `limit` first (linear), then only those sorted.
     if limit > 0 && hot.len() > limit {
-        hot.select_nth_unstable_by(limit - 1, order);
+        hot.select_nth_unstable_by(limit - 1, hot_order);
     }
     hot.truncate(limit);
-    hot.sort_by(order);
+    hot.sort_by(hot_order);
     hot
+}
+
+/// The hottest `limit` arcs that have not graduated: heat, then newest, then cluster id.
+pub(crate) fn hot_views<'v, 'a>(views: &'v [ArcView<'a>], limit: usize) -> Vec<&'v ArcView<'a>> {
+    top(views.iter().filter(|view| !view.graduated).collect(), limit)
+}
+
+/// The hottest `limit` arcs of every project (and of the files without one), in hot order:
+/// the top `limit` of any one project's feed is among them.
+pub(crate) fn project_hot_views<'v, 'a>(views: &'v [ArcView<'a>], limit: usize) -> Vec<&'v ArcView<'a>> {
+    let mut by_project: BTreeMap<&str, Vec<&'v ArcView<'a>>> = BTreeMap::new();
+    for view in views.iter().filter(|view| !view.graduated) {
+        by_project.entry(view.project()).or_default().push(view);
+    }
+    let mut chosen: Vec<&'v ArcView<'a>> = by_project.into_values().flat_map(|group| top(group, limit)).collect();
+    chosen.sort_by(hot_order);
+    chosen
+}
+
+/// The hottest `limit` arcs of `project`'s feed (its own and those without a project).
+fn project_hot<'v, 'a>(views: &'v [ArcView<'a>], project: &str, limit: usize) -> Vec<&'v ArcView<'a>> {
+    top(views.iter().filter(|view| !view.graduated && owned_by(view.project(), project)).collect(), limit)
 }
 
 /// A signal that is active at `now`.
@@ -116,6 +164,15 @@ pub(crate) struct ActiveSignal<'a> {
     pub relpath: &'a str,
     pub signal: &'a SignalState,
     pub severity: Severity,
+    /// The project of the signal's file, empty for none.
+    pub project: &'a str,
+}
+
+impl ActiveSignal<'_> {
+    /// Whether `project`'s feed shows it: its own, without a project, or shared.
+    fn visible_to(&self, project: &str, config: &VaultConfig) -> bool {
+        owned_by(self.project, project) || config.shares(self.severity, self.signal.global)
+    }
 }
 
 /// Most urgent first.
@@ -172,7 +229,7 @@ pub(crate) fn active_signals<'a>(
             if stale_at(severity, signal.since, config).is_some_and(|stale| stale <= now_seconds) {
                 continue;
             }
-            active.push(ActiveSignal { relpath, signal, severity });
+            active.push(ActiveSignal { relpath, signal, severity, project: &file.state.project });
         }
     }
     active.sort_by(|a, b| {
@@ -181,11 +238,12 @@ pub(crate) fn active_signals<'a>(
             .then(b.signal.since.cmp(&a.signal.since))
             .then(a.signal.id.cmp(&b.signal.id))
     });
-    // The same signal written in two files (a copy of an arc) shows once, at its most urgent.
-    let mut seen: HashSet<(String, String)> = HashSet::new();
+    // The same signal written in two files of a project (a copy of an arc) shows once, at
+    // its most urgent.
+    let mut seen: HashSet<(&str, String, String)> = HashSet::new();
     active.retain(|signal| {
         let source = signal.signal.source.as_deref().unwrap_or("").trim().to_ascii_lowercase();
-        seen.insert((source, normalize_content(&signal.signal.text)))
+        seen.insert((signal.project, source, normalize_content(&signal.signal.text)))
     });
     active
 }
@@ -206,12 +264,22 @@ pub(crate) const INJECT_MAX_DAYS: i64 = 30;
 /// Arc statuses whose inject blocks are over: the work they steered has ended.
 const FINISHED_STATUSES: [&str; 3] = ["resolved", "complete", "graduated"];
 
-/// Inject blocks that are still live, deduplicated by target and normalized content, in vault
-/// order, with their expiry (seconds), as indexed (not yet redacted). Dropped: an expired
-/// `ttl=`, a block more than [`INJECT_MAX_DAYS`] old, and every block of an arc that is
-/// resolved, complete or graduated.
-pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(&InjectState, Option<i64>)> {
-    let mut seen: HashSet<(String, String)> = HashSet::new();
+/// An inject block that has not expired.
+#[derive(Clone, Debug)]
+pub(crate) struct ActiveInject<'a> {
+    pub inject: &'a InjectState,
+    /// Seconds.
+    pub expires_at: Option<i64>,
+    /// The project of the block's file, empty for none.
+    pub project: &'a str,
+}
+
+/// Inject blocks that are still live, deduplicated per project by target and normalized
+/// content, in vault order, as indexed (not yet redacted). Dropped: an expired `ttl=`, a block
+/// more than [`INJECT_MAX_DAYS`] old, and every block of an arc that is resolved, complete or
+/// graduated.
+pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<ActiveInject<'_>> {
+    let mut seen: HashSet<(&str, String, String)> = HashSet::new();
     let mut injects = Vec::new();
     for file in snapshot.values() {
         if file.state.generated.is_some() {
@@ -223,6 +291,7 @@ pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(
         if finished {
             continue;
         }
+        let project = file.state.project.as_str();
         for inject in &file.state.injects {
             let max_age = INJECT_MAX_DAYS.saturating_mul(86_400);
             let ttl = inject.ttl_days.map_or(max_age, |days| i64::from(days).saturating_mul(86_400).min(max_age));
@@ -230,9 +299,9 @@ pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(
             if expires_at.is_some_and(|expiry| expiry <= now.as_second()) {
                 continue;
             }
-            let key = (inject.target.trim().to_ascii_lowercase(), normalize_content(&inject.content));
+            let key = (project, inject.target.trim().to_ascii_lowercase(), normalize_content(&inject.content));
             if seen.insert(key) {
-                injects.push((inject, expires_at));
+                injects.push(ActiveInject { inject, expires_at, project });
             }
         }
     }
@@ -240,27 +309,29 @@ pub(crate) fn active_inject_states(snapshot: &Snapshot, now: Timestamp) -> Vec<(
 }
 
 /// The blocks of [`active_inject_states`], redacted, as stored and shown.
-pub(crate) fn active_injects(states: &[(&InjectState, Option<i64>)]) -> Vec<StoredInject> {
+pub(crate) fn active_injects(states: &[ActiveInject<'_>]) -> Vec<StoredInject> {
     states
         .iter()
-        .map(|(inject, expires_at)| StoredInject {
+        .map(|active| StoredInject {
             block: InjectBlock {
-                id: inject.id.clone(),
-                target: inject.target.clone(),
-                content: redacted(&inject.content).into_owned(),
+                id: active.inject.id.clone(),
+                target: active.inject.target.clone(),
+                content: redacted(&active.inject.content).into_owned(),
             },
-            expires_at: *expires_at,
+            expires_at: active.expires_at,
+            project: active.project.to_string(),
         })
         .collect()
 }
 
 /// The digest of everything the feed files and the session feed are made of (the day,
-/// the hot arcs, the active signals, the inject blocks): equal digests, equal feed.
+/// the hot arcs of every project — [`project_hot_views`] —, the active signals, the inject
+/// blocks, each with its project): equal digests, equal feed.
 pub(crate) fn feed_digest(
     now: Timestamp,
     hot: &[&ArcView<'_>],
     active: &[ActiveSignal<'_>],
-    injects: &[(&InjectState, Option<i64>)],
+    injects: &[ActiveInject<'_>],
 ) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
@@ -268,9 +339,10 @@ pub(crate) fn feed_digest(
         hasher.update(text.as_bytes());
         hasher.update([0]);
     };
-    field("feed v1");
+    field("feed v2");
     field(&date(now));
     for view in hot {
+        field(view.project());
         field(&view.arc.cluster_id);
         field(&view.arc.title);
         field(&view.heat.to_string());
@@ -280,6 +352,8 @@ pub(crate) fn feed_digest(
     }
     field("signals");
     for signal in active {
+        field(signal.project);
+        field(if signal.signal.global { "global" } else { "" });
         field(&signal.signal.id);
         field(signal.severity.as_str());
         field(signal.signal.source.as_deref().unwrap_or(""));
@@ -287,11 +361,12 @@ pub(crate) fn feed_digest(
         field(&signal.signal.since.to_string());
     }
     field("injects");
-    for (inject, expires_at) in injects {
-        field(&inject.id);
-        field(&inject.target);
-        field(&inject.content);
-        field(&expires_at.map_or(String::new(), |expiry| expiry.to_string()));
+    for active in injects {
+        field(active.project);
+        field(&active.inject.id);
+        field(&active.inject.target);
+        field(&active.inject.content);
+        field(&active.expires_at.map_or(String::new(), |expiry| expiry.to_string()));
     }
     hex::encode(hasher.finalize())
 }
@@ -318,13 +393,24 @@ impl FeedCache {
     }
 }
 
-/// The feed as stored for the session-start path.
+/// The feed as stored for the session-start path: every project's entries, each with its
+/// project (empty: a file without one).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct FeedState {
-    pub hot_arcs: Vec<HotArc>,
+    /// [`FEED_STATE_VERSION`] when written by this version; 0 for an older state.
+    pub version: u32,
+    pub hot_arcs: Vec<StoredArc>,
     pub signals: Vec<StoredSignal>,
     pub injects: Vec<StoredInject>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredArc {
+    #[serde(flatten)]
+    pub arc: HotArc,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -334,6 +420,15 @@ pub(crate) struct StoredSignal {
     /// Seconds; `None` for critical and nuclear signals, which never go stale.
     #[serde(default)]
     pub stale_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project: String,
+    /// Marked `scope=global`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub global: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -342,6 +437,19 @@ pub(crate) struct StoredInject {
     pub block: InjectBlock,
     #[serde(default)]
     pub expires_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub project: String,
+}
+
+impl StoredSignal {
+    /// The scope whose readers may see it: global when it has no project or is shared.
+    fn scope(&self, config: &VaultConfig) -> Scope {
+        if self.project.is_empty() || config.shares(self.signal.severity, self.global) {
+            Scope::Global
+        } else {
+            Scope::Project(self.project.clone())
+        }
+    }
 }
 
 impl FeedState {
@@ -353,19 +461,27 @@ impl FeedState {
 
     /// The feed from already computed arc views (the tick's, with this tick's graduations).
     pub fn from_parts(views: &[ArcView<'_>], snapshot: &Snapshot, now: Timestamp, config: &VaultConfig) -> FeedState {
-        let hot_arcs = hot_views(views, config.hot_arcs)
+        let hot_arcs = project_hot_views(views, config.hot_arcs)
             .into_iter()
-            .map(|view| HotArc {
-                id: brain_core::vault::arc_id(&view.arc.cluster_id),
-                title: clip(&one_line(&redacted(&view.arc.title)), 200).into_owned(),
-                heat: view.heat,
-                region: view.region().to_string(),
-                status: view.status().to_string(),
+            .map(|view| StoredArc {
+                arc: HotArc {
+                    id: brain_core::vault::arc_id(&view.arc.cluster_id),
+                    title: clip(&one_line(&redacted(&view.arc.title)), 200).into_owned(),
+                    heat: view.heat,
+                    region: view.region().to_string(),
+                    status: view.status().to_string(),
+                },
+                project: view.project().to_string(),
             })
             .collect();
+        let mut kept: HashMap<&str, usize> = HashMap::new();
         let signals = active_signals(snapshot, now, config)
             .into_iter()
-            .take(MAX_FEED_SIGNALS)
+            .filter(|active| {
+                let count = kept.entry(active.project).or_default();
+                *count += 1;
+                *count <= MAX_FEED_SIGNALS
+            })
             .map(|active| StoredSignal {
                 signal: FeedSignal {
                     id: active.signal.id.clone(),
@@ -374,39 +490,132 @@ impl FeedState {
                     text: redacted(&active.signal.text).into_owned(),
                 },
                 stale_at: stale_at(active.severity, active.signal.since, config),
+                project: active.project.to_string(),
+                global: active.signal.global,
             })
             .collect();
-        FeedState { hot_arcs, signals, injects: active_injects(&active_inject_states(snapshot, now)) }
+        FeedState {
+            version: FEED_STATE_VERSION,
+            hot_arcs,
+            signals,
+            injects: active_injects(&active_inject_states(snapshot, now)),
+        }
     }
 
-    /// What an agent gets at `now`: stale signals and expired blocks dropped.
-    pub fn into_feed(self, now: Timestamp) -> Feed {
+    /// What a session of `project` gets at `now`: the hottest `hot_arcs` of its own arcs
+    /// and those without a project, the signals it may see, its inject blocks; stale
+    /// signals and expired blocks dropped, each signal and block once.
+    pub fn into_feed(self, now: Timestamp, project: &str, config: &VaultConfig) -> Feed {
         let now = now.as_second();
+        let mut seen_signals: HashSet<(String, String)> = HashSet::new();
+        let mut seen_injects: HashSet<(String, String)> = HashSet::new();
         Feed {
-            hot_arcs: self.hot_arcs,
+            hot_arcs: self
+                .hot_arcs
+                .into_iter()
+                .filter(|stored| owned_by(&stored.project, project))
+                .take(config.hot_arcs)
+                .map(|stored| stored.arc)
+                .collect(),
             signals: self
                 .signals
                 .into_iter()
                 .filter(|s| s.stale_at.is_none_or(|stale| stale > now))
+                .filter(|s| owned_by(&s.project, project) || config.shares(s.signal.severity, s.global))
+                .filter(|s| {
+                    let source = s.signal.source.trim().to_ascii_lowercase();
+                    seen_signals.insert((source, normalize_content(&s.signal.text)))
+                })
                 .map(|s| s.signal)
                 .collect(),
             injects: self
                 .injects
                 .into_iter()
                 .filter(|i| i.expires_at.is_none_or(|expiry| expiry > now))
+                .filter(|i| owned_by(&i.project, project))
+                .filter(|i| {
+                    let key = (i.block.target.trim().to_ascii_lowercase(), normalize_content(&i.block.content));
+                    seen_injects.insert(key)
+                })
                 .map(|i| i.block)
                 .collect(),
         }
     }
+
+    /// Every active signal at `now` with the scope whose readers may see it.
+    fn scoped_signals(self, now: Timestamp, config: &VaultConfig) -> Vec<(FeedSignal, Scope)> {
+        let now = now.as_second();
+        self.signals
+            .into_iter()
+            .filter(|s| s.stale_at.is_none_or(|stale| stale > now))
+            .map(|s| {
+                let scope = s.scope(config);
+                (s.signal, scope)
+            })
+            .collect()
+    }
 }
 
-/// The indexed vault feed at `now`: one read of the store, no file system access. Empty when
-/// no vault is indexed, and on any error (session start fails open).
-pub fn indexed_feed(store: &Store, now: Timestamp) -> Feed {
-    let Ok(Some(text)) = store.vault_value("feed") else {
-        return Feed::default();
-    };
-    serde_json::from_str::<FeedState>(&text).map(|state| state.into_feed(now)).unwrap_or_default()
+/// The stored feed state; a state of an older shape (no projects) is computed from the
+/// index instead, until the next scan or tick stores it again. `None` when no vault is
+/// indexed or on any error.
+fn stored_feed(brain: &Brain) -> Option<FeedState> {
+    let text = brain.store().vault_value("feed").ok()??;
+    let state = serde_json::from_str::<FeedState>(&text).ok()?;
+    if state.version == FEED_STATE_VERSION {
+        return Some(state);
+    }
+    let snapshot = super::scan::load_snapshot(brain).ok()?;
+    Some(FeedState::compute(&snapshot, brain.now, &brain.config.vault))
+}
+
+/// The indexed vault feed of `brain`'s project at `brain.now`: one read of the store, no file
+/// system access. Empty when no vault is indexed, and on any error (session start fails
+/// open).
+pub fn indexed_feed(brain: &Brain) -> Feed {
+    stored_feed(brain).map(|state| state.into_feed(brain.now, &brain.project, &brain.config.vault)).unwrap_or_default()
+}
+
+/// Every active signal of the indexed feed with the scope whose readers may see it: the
+/// project of its arc, or global (a file without a project, `scope=global`, or at or above
+/// `shared_signal_severity`).
+pub fn indexed_signals(brain: &Brain) -> Vec<(FeedSignal, Scope)> {
+    stored_feed(brain).map(|state| state.scoped_signals(brain.now, &brain.config.vault)).unwrap_or_default()
+}
+
+/// The projects named by the indexed vault's files (`project:`).
+pub fn vault_projects(brain: &Brain) -> BrainResult<BTreeSet<String>> {
+    let snapshot = super::scan::load_snapshot(brain)?;
+    Ok(snapshot.into_values().map(|file| file.state.project).filter(|project| !project.is_empty()).collect())
+}
+
+/// The feed files a project's feed has (the others cover the whole vault).
+pub const PROJECT_FEED_FILES: [&str; 3] = ["hot-arcs.md", "inject.md", "signals.md"];
+
+/// `name` (one of [`PROJECT_FEED_FILES`]) as the tick would write it for `project` alone,
+/// from the index at `brain.now`: its own arcs, blocks and signals, those of files without a
+/// project and the shared signals. `None` for another name.
+pub fn project_feed_file(brain: &Brain, name: &str, project: &str) -> BrainResult<Option<String>> {
+    let config = &brain.config.vault;
+    let now = brain.now;
+    let snapshot = super::scan::load_snapshot(brain)?;
+    Ok(match name {
+        "hot-arcs.md" => {
+            let views = arc_views(&snapshot, now);
+            Some(render_hot_arcs(&project_hot(&views, project, config.hot_arcs), now))
+        }
+        "signals.md" => {
+            let mut active = active_signals(&snapshot, now, config);
+            active.retain(|signal| signal.visible_to(project, config));
+            Some(render_signals(&active, now))
+        }
+        "inject.md" => {
+            let mut states = active_inject_states(&snapshot, now);
+            states.retain(|active| owned_by(active.project, project));
+            Some(render_injects(&active_injects(&states), now))
+        }
+        _ => None,
+    })
 }
 
 /// Feed file frontmatter (SPEC §6.4): `id, title, priority, ttl, severity`.
@@ -456,8 +665,17 @@ pub(crate) fn render_hot_arcs(hot: &[&ArcView<'_>], now: Timestamp) -> String {
     out
 }
 
-/// `signals.md`: active signals, most urgent first: `- **[sev]** (source) text`.
+/// `signals.md`: active signals, most urgent first: `- **[sev]** (source) text`; the same
+/// source and text once (copies in arcs of two projects).
 pub(crate) fn render_signals(active: &[ActiveSignal<'_>], now: Timestamp) -> String {
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let active: Vec<&ActiveSignal<'_>> = active
+        .iter()
+        .filter(|signal| {
+            let source = signal.signal.source.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+            seen.insert((source, normalize_content(&signal.signal.text)))
+        })
+        .collect();
     let day = date(now);
     let top = active.first().map_or("info", |signal| signal.severity.as_str());
     let mut out = frontmatter(&format!("signals-{day}"), "Active Signals", 8, 3600, top);
@@ -466,7 +684,7 @@ pub(crate) fn render_signals(active: &[ActiveSignal<'_>], now: Timestamp) -> Str
         out.push_str("No active signals.\n");
         return out;
     }
-    for signal in active {
+    for signal in &active {
         let source = signal.signal.source.as_deref().unwrap_or("unknown");
         out.push_str(&format!(
             "- **[{}]** ({}) {}\n",
@@ -478,8 +696,17 @@ pub(crate) fn render_signals(active: &[ActiveSignal<'_>], now: Timestamp) -> Str
     out
 }
 
-/// `inject.md`: `**[target]** content` per block, deduplicated, expired ones dropped.
+/// `inject.md`: `**[target]** content` per block, deduplicated (across projects too),
+/// expired ones dropped.
 pub(crate) fn render_injects(injects: &[StoredInject], now: Timestamp) -> String {
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let injects: Vec<&StoredInject> = injects
+        .iter()
+        .filter(|inject| {
+            let key = (inject.block.target.trim().to_ascii_lowercase(), normalize_content(&inject.block.content));
+            seen.insert(key)
+        })
+        .collect();
     let day = date(now);
     let mut out = frontmatter(&format!("inject-{day}"), "Inject Blocks", 9, 86_400, "info");
     out.push_str(&format!("## Inject Blocks — {day}\n\n"));
@@ -527,42 +754,105 @@ pub(crate) fn render_diff(now: Timestamp, sections: &[(String, Vec<String>)]) ->
 mod tests {
     use super::*;
 
+    fn signal(id: &str, severity: Severity, stale_at: Option<i64>, project: &str, global: bool) -> StoredSignal {
+        StoredSignal {
+            signal: FeedSignal { id: id.into(), severity, source: "s".into(), text: format!("text of {id}") },
+            stale_at,
+            project: project.into(),
+            global,
+        }
+    }
+
+    fn arc(id: &str, heat: u8, project: &str) -> StoredArc {
+        StoredArc {
+            arc: HotArc { id: id.into(), title: id.into(), heat, region: "-".into(), status: "-".into() },
+            project: project.into(),
+        }
+    }
+
     #[test]
     fn the_stored_feed_drops_what_went_stale_or_expired_since() {
         let state = FeedState {
+            version: FEED_STATE_VERSION,
             hot_arcs: vec![],
             signals: vec![
-                StoredSignal {
-                    signal: FeedSignal {
-                        id: "a".into(),
-                        severity: Severity::Warning,
-                        source: "s".into(),
-                        text: "t".into(),
-                    },
-                    stale_at: Some(100),
-                },
-                StoredSignal {
-                    signal: FeedSignal {
-                        id: "b".into(),
-                        severity: Severity::Critical,
-                        source: "s".into(),
-                        text: "t".into(),
-                    },
-                    stale_at: None,
-                },
+                signal("a", Severity::Warning, Some(100), "", false),
+                signal("b", Severity::Critical, None, "", false),
             ],
             injects: vec![StoredInject {
                 block: InjectBlock { id: "i".into(), target: "claude.md".into(), content: "c".into() },
                 expires_at: Some(100),
+                project: String::new(),
             }],
         };
         let json = serde_json::to_string(&state).unwrap();
         let back: FeedState = serde_json::from_str(&json).unwrap();
         assert_eq!(back, state);
-        let early = back.clone().into_feed(Timestamp::from_second(50).unwrap());
+        let config = VaultConfig::default();
+        let early = back.clone().into_feed(Timestamp::from_second(50).unwrap(), "api", &config);
         assert_eq!((early.signals.len(), early.injects.len()), (2, 1));
-        let late = back.into_feed(Timestamp::from_second(150).unwrap());
+        let late = back.into_feed(Timestamp::from_second(150).unwrap(), "api", &config);
         assert_eq!(late.signals.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["b"]);
         assert!(late.injects.is_empty());
+    }
+
+    #[test]
+    fn a_project_gets_its_own_entries_those_without_a_project_and_shared_signals() {
+        let inject = |id: &str, project: &str| StoredInject {
+            block: InjectBlock { id: id.into(), target: "claude.md".into(), content: format!("block {id}") },
+            expires_at: None,
+            project: project.into(),
+        };
+        let state = FeedState {
+            version: FEED_STATE_VERSION,
+            hot_arcs: vec![arc("web-1", 9, "web"), arc("api-1", 8, "api"), arc("all-1", 7, ""), arc("api-2", 6, "api")],
+            signals: vec![
+                signal("web-nuclear", Severity::Nuclear, None, "web", false),
+                signal("web-critical", Severity::Critical, None, "web", false),
+                signal("web-marked", Severity::Info, None, "web", true),
+                signal("api-warning", Severity::Warning, None, "api", false),
+                signal("all-info", Severity::Info, None, "", false),
+            ],
+            injects: vec![inject("web-i", "web"), inject("api-i", "api"), inject("all-i", "")],
+        };
+        let now = Timestamp::from_second(50).unwrap();
+        let ids = |feed: &Feed| {
+            (
+                feed.hot_arcs.iter().map(|a| a.id.clone()).collect::<Vec<_>>(),
+                feed.signals.iter().map(|s| s.id.clone()).collect::<Vec<_>>(),
+                feed.injects.iter().map(|i| i.id.clone()).collect::<Vec<_>>(),
+            )
+        };
+        let config = VaultConfig { hot_arcs: 2, ..VaultConfig::default() };
+        let api = state.clone().into_feed(now, "api", &config);
+        assert_eq!(
+            ids(&api),
+            (
+                vec!["api-1".to_string(), "all-1".into()],
+                vec!["web-marked".to_string(), "api-warning".into(), "all-info".into()],
+                vec!["api-i".to_string(), "all-i".into()]
+            )
+        );
+        let shared = VaultConfig { shared_signal_severity: Some(Severity::Nuclear), ..config.clone() };
+        let api = state.clone().into_feed(now, "api", &shared);
+        assert_eq!(ids(&api).1, ["web-nuclear", "web-marked", "api-warning", "all-info"]);
+        let scoped: Vec<(String, String)> = state
+            .scoped_signals(now, &shared)
+            .into_iter()
+            .map(|(signal, scope)| (signal.id, scope.to_string()))
+            .collect();
+        let scope_of = |id: &str| scoped.iter().find(|(known, _)| known == id).map(|(_, scope)| scope.as_str());
+        assert_eq!(scope_of("web-nuclear"), Some("global"));
+        assert_eq!(scope_of("web-critical"), Some("project/web"));
+        assert_eq!(scope_of("web-marked"), Some("global"));
+        assert_eq!(scope_of("all-info"), Some("global"));
+    }
+
+    #[test]
+    fn a_feed_state_without_projects_is_recognised_as_old() {
+        let old =
+            r#"{"hot_arcs":[{"id":"a","title":"t","heat":3,"region":"-","status":"-"}],"signals":[],"injects":[]}"#;
+        let state: FeedState = serde_json::from_str(old).unwrap();
+        assert_ne!(state.version, FEED_STATE_VERSION, "an old state must not be served as if it had projects");
     }
 }

@@ -17,8 +17,11 @@
 //! What the index holds: the user's text as written (no secret redaction: the vault is the
 //! user's own file), except `<private>…</private>` blocks, which are dropped before indexing
 //! so they never reach an agent. Items of an arc with `project: NAME` are scoped
-//! `project/NAME`, all others `global`; the feed (hot arcs, signals, inject blocks) is the
-//! vault's as a whole and goes to every session. Generated notes (`generated_by:
+//! `project/NAME`, all others `global` (so an arc without `project:` is every project's);
+//! a signal marked `scope=global` is global too. The feed (hot arcs, signals, inject blocks)
+//! is per project: a session of project P sees P's arcs and blocks, those of files without a
+//! project, and the signals shared with everyone (`scope=global`, or at or above `[vault]
+//! shared_signal_severity`); see [`feed`]. Generated notes (`generated_by:
 //! brain-tick`), `*.merged.md` tombstones and the feed folder are not indexed; a second file
 //! with an arc's `cluster_id` is reported, and the first by path owns the arc.
 //!
@@ -45,7 +48,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use config::VaultConfig;
-pub use feed::indexed_feed;
+pub use feed::{PROJECT_FEED_FILES, indexed_feed, indexed_signals, project_feed_file, vault_projects};
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
 pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkRequest, mark};
 pub use scan::{DiagnosticOut, Progress, ScanReport};
@@ -201,15 +204,22 @@ pub struct ArcSummary {
     pub heat: u8,
     pub region: String,
     pub status: String,
+    /// The project of the arc (`project:`); absent for an arc of every project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// The agent hosts of the arc's sessions (`hosts:` in its frontmatter).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
 }
 
-/// Every indexed arc, hottest first, then newest, then by path. Reads the index only.
-pub fn arcs(brain: &Brain, now: brain_core::Timestamp) -> BrainResult<Vec<ArcSummary>> {
+/// Every indexed arc of `project` (its own and those without a project; `None`: every
+/// arc), hottest first, then newest, then by path. Reads the index only.
+pub fn arcs(brain: &Brain, now: brain_core::Timestamp, project: Option<&str>) -> BrainResult<Vec<ArcSummary>> {
     let snapshot = scan::load_snapshot(brain)?;
     let mut views = feed::arc_views(&snapshot, now);
+    if let Some(project) = project {
+        views.retain(|view| view.project().is_empty() || view.project() == project);
+    }
     views.sort_by(|a, b| b.heat.cmp(&a.heat).then(b.arc.created.cmp(&a.arc.created)).then(a.relpath.cmp(b.relpath)));
     Ok(views
         .iter()
@@ -221,6 +231,7 @@ pub fn arcs(brain: &Brain, now: brain_core::Timestamp) -> BrainResult<Vec<ArcSum
             heat: view.heat,
             region: view.region().to_string(),
             status: view.status().to_string(),
+            project: Some(view.project().to_string()).filter(|project| !project.is_empty()),
         })
         .collect())
 }

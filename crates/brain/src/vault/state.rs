@@ -125,6 +125,9 @@ pub(crate) struct SignalState {
     /// Resolved and `(CLEARED:` in the text: hidden, and removed from the file by the tick.
     #[serde(skip_serializing_if = "is_false")]
     pub tombstone: bool,
+    /// `scope=global` on the marker: shown to every project, not only the arc's.
+    #[serde(skip_serializing_if = "is_false")]
+    pub global: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<String>,
     pub line: u32,
@@ -299,6 +302,10 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
             DerivedMarker::Item(derived) => {
                 let marker = &doc.markers[derived.marker];
                 let date = marker_date(marker).unwrap_or(created);
+                // `scope=global` on a signal: every project's feed shows it, and its item is
+                // global (anyone may read it by id); else it is its arc's, like every block.
+                let global_signal = derived.kind == Kind::Signal
+                    && marker.attr("scope").is_some_and(|scope| scope.trim().eq_ignore_ascii_case("global"));
                 if derived.kind == Kind::Signal {
                     let severity = derived.severity.unwrap_or(Severity::Info);
                     state.signals.push(SignalState {
@@ -308,6 +315,7 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
                         text: without_private(&derived.content).into_owned(),
                         since: seconds(date),
                         tombstone: severity == Severity::Resolved && derived.content.contains("(CLEARED:"),
+                        global: global_signal,
                         verify: marker.attr("verify").map(str::to_string).filter(|v| !v.trim().is_empty()),
                         line: derived.line,
                     });
@@ -360,7 +368,8 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
                     tags,
                     created: date,
                 };
-                match vault_item(spec, &scope, &source, counter) {
+                let item_scope = if global_signal { &Scope::Global } else { &scope };
+                match vault_item(spec, item_scope, &source, counter) {
                     Ok(item) => {
                         state.items.push(item.id.clone());
                         items.push(item);

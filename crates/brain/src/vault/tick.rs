@@ -34,8 +34,8 @@ use serde::Serialize;
 
 use super::feed::{
     ActiveSignal, ArcView, FeedCache, FeedState, active_inject_states, active_injects, active_signals, arc_heat,
-    arc_views, feed_digest, hot_views, render_diff, render_hot_arcs, render_injects, render_intent_placeholder,
-    render_signals,
+    arc_views, feed_digest, hot_views, project_hot_views, render_diff, render_hot_arcs, render_injects,
+    render_intent_placeholder, render_signals,
 };
 use super::fsio::{
     self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex, write_owned,
@@ -362,7 +362,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     // Feed hashing: the feed files and the session feed are a function of these inputs. When
     // their digest matches the last tick's and the files on disk are still the ones it wrote,
     // nothing is rendered (and nothing redacted) again.
-    let digest = feed_digest(now, &hot, &active, &inject_states);
+    let digest = feed_digest(now, &project_hot_views(&views, config.hot_arcs), &active, &inject_states);
     let cache: Option<FeedCache> =
         brain.store().vault_value("feed_cache")?.and_then(|text| serde_json::from_str(&text).ok());
     let reuse = cache.as_ref().is_some_and(|cache| cache.digest == digest && cache.files_intact(&location.feed_dir));

@@ -331,16 +331,17 @@ pub struct EventStream {
 
 impl EventStream {
     pub fn open(server: &crate::serve::Server, token: Option<&str>) -> EventStream {
+        EventStream::open_at(server, token, "/api/v2/events")
+    }
+
+    /// The stream at `target` (`/api/v2/events?project=…`).
+    pub fn open_at(server: &crate::serve::Server, token: Option<&str>, target: &str) -> EventStream {
         use std::io::Write;
         let mut stream = std::net::TcpStream::connect(&server.address).unwrap();
         stream.set_read_timeout(Some(std::time::Duration::from_millis(200))).unwrap();
         let auth = token.map(|token| format!("Authorization: Bearer {token}\r\n")).unwrap_or_default();
-        write!(
-            stream,
-            "GET /api/v2/events HTTP/1.1\r\nHost: {}\r\n{auth}Accept: text/event-stream\r\n\r\n",
-            server.address
-        )
-        .unwrap();
+        write!(stream, "GET {target} HTTP/1.1\r\nHost: {}\r\n{auth}Accept: text/event-stream\r\n\r\n", server.address)
+            .unwrap();
         let mut events = EventStream { reader: std::io::BufReader::new(stream), seen: String::new() };
         assert!(events.wait_for("event: ready", std::time::Duration::from_secs(10)), "{}", events.seen);
         events

@@ -283,12 +283,16 @@ fn codex_rollouts_and_gemini_chats_become_arcs_that_name_their_host() {
     assert!(gemini.contains("project: demo\n"), "the chat's project root names the project: {gemini}");
     assert!(gemini.contains("6 turns"), "the recorded prompt and five more: {gemini}");
 
-    // The arcs list of the API (and the dashboard) names each arc's hosts.
+    // The arcs list of the API (and the dashboard) names each arc's hosts, per project.
     env.brain().args(["vault", "scan"]).assert().success();
     let server = crate::serve::Server::start(&env, &[]);
-    let listed = server.get("/api/v2/arcs?project=demo").json();
-    let hosts: Vec<Value> = listed["arcs"].as_array().unwrap().iter().map(|arc| arc["hosts"].clone()).collect();
-    assert!(hosts.contains(&json!(["codex"])) && hosts.contains(&json!(["gemini"])), "{listed}");
+    let hosts = |project: &str| -> Vec<Value> {
+        let listed = server.get(&format!("/api/v2/arcs?project={project}")).json();
+        listed["arcs"].as_array().unwrap().iter().map(|arc| arc["hosts"].clone()).collect()
+    };
+    let (demo, proj) = (hosts("demo"), hosts("proj"));
+    assert!(demo.contains(&json!(["gemini"])) && !demo.contains(&json!(["codex"])), "{demo:?}");
+    assert!(proj.contains(&json!(["codex"])) && !proj.contains(&json!(["gemini"])), "{proj:?}");
     drop(server);
 
     // The same through `brain extract --agent`, which lists each session's host.

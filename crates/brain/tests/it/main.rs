@@ -27,6 +27,7 @@ mod serve_security;
 mod session_start;
 mod vault_bounds;
 mod vault_mark;
+mod vault_projects;
 mod vault_scan;
 mod vault_support;
 mod vault_tick;

@@ -594,3 +594,202 @@ fn mcp_answers_bad_bodies_with_json_rpc_errors_and_checks_origin() {
     assert!(accepted.text().contains("\"serverInfo\""), "{}", accepted.text());
     assert_eq!(server.get("/healthz").status, 200);
 }
+
+/// A vault shared by two projects: alpha's arc, beta's arc (a critical signal, one marked
+/// `scope=global`), and a note without a project.
+pub fn two_project_vault(env: &Env) -> crate::vault_support::Vault {
+    let vault = crate::vault_support::Vault::new(env);
+    vault.write(
+        "clusters/2026-11-20/2026-11-20-alpha-checkout-aaaaaaaaaaaa.md",
+        "---\ncluster_id: 2026-11-20-alpha-checkout-aaaaaaaaaaaa\ntitle: Alpha checkout rewrite\nstatus: active\n\
+         created: 2026-11-20T09:00:00Z\nsummary: Alpha carts move to the new service\nproject: alpha\n---\n\n\
+         <!-- @lesson -->\nAlpha lesson: carts expire after an hour.\n<!-- @/lesson -->\n\n\
+         <!-- @signal severity=warning source=alpha-ci -->\nAlpha cache warms slowly.\n<!-- @/signal -->\n\n\
+         <!-- @inject target=claude.md -->\nAlpha inject: run the checkout suite.\n<!-- @/inject -->\n",
+    );
+    vault.write(
+        "clusters/2026-11-20/2026-11-20-beta-billing-bbbbbbbbbbbb.md",
+        "---\ncluster_id: 2026-11-20-beta-billing-bbbbbbbbbbbb\ntitle: Beta billing migration\nstatus: active\n\
+         created: 2026-11-20T08:00:00Z\nsummary: Beta invoices move to the ledger\nproject: beta\n---\n\n\
+         <!-- @lesson -->\nBeta lesson: invoices are immutable.\n<!-- @/lesson -->\n\n\
+         <!-- @signal severity=critical source=ledger -->\nBeta ledger drift detected.\n<!-- @/signal -->\n\n\
+         <!-- @signal severity=warning source=ops scope=global -->\nShared runner pool is degraded.\n<!-- @/signal -->\n\n\
+         <!-- @inject target=claude.md -->\nBeta inject: freeze invoices.\n<!-- @/inject -->\n",
+    );
+    vault.write(
+        "clusters/2026-11-19/2026-11-19-team-standup-cccccccccccc.md",
+        "---\ncluster_id: 2026-11-19-team-standup-cccccccccccc\ntitle: Team standup notes\nstatus: active\n\
+         created: 2026-11-19T09:00:00Z\n---\n\nEveryone's arc.\n",
+    );
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    env.brain().args(["tick", "--vault", vault.arg(), "--no-ai"]).assert().success();
+    vault
+}
+
+/// Text of project beta that a reader of project alpha must never get.
+pub const BETA_ONLY: [&str; 5] =
+    ["Beta billing migration", "Beta ledger drift", "Beta inject", "Beta lesson", "Beta invoices move"];
+
+/// Issue 11 item 7: vault content is authorized against the data's project. A token of
+/// project alpha gets alpha's arcs, blocks and signals (and those of everyone) on every route
+/// and never a title or signal text of beta's; the whole-vault feed files need grants on
+/// every project; a token of beta reads beta's feed.
+#[test]
+fn a_token_of_one_project_never_reads_another_projects_vault_content() {
+    const ALPHA: &str = "alpha-reader-0123456789";
+    const BETA: &str = "beta-reader-01234567890";
+    const ALL: &str = "all-projects-0123456789";
+    let env = seeded();
+    let vault = two_project_vault(&env);
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[vault]\npath = {:?}\n\n\
+             [[serve.tokens]]\nname = \"alpha\"\ntoken = \"{ALPHA}\"\nread = [\"project/alpha\"]\n\n\
+             [[serve.tokens]]\nname = \"beta\"\ntoken = \"{BETA}\"\nread = [\"project/beta\"]\n\n\
+             [[serve.tokens]]\nname = \"all\"\ntoken = \"{ALL}\"\nread = [\"project/*\"]\n",
+            vault.arg()
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&env, &[]);
+    let get = |token: &str, path: &str| {
+        let auth = format!("Bearer {token}");
+        let response = server.request("GET", path, &[("Authorization", &auth)], None);
+        (response.status, response.text())
+    };
+    let beta_signal = env
+        .json(&["list", "--scope", "project/beta", "--kind", "signal"])
+        .as_array()
+        .and_then(|items| items.iter().find(|item| item["title"].as_str().unwrap_or("").contains("ledger")).cloned())
+        .unwrap_or_else(|| panic!("beta's signal is indexed"))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Every route that carries vault text, for alpha.
+    let routes = [
+        ("/api/v2/arcs?project=alpha", vec!["Alpha checkout rewrite", "Team standup notes"]),
+        // hot-arcs.md names arcs by cluster_id and says what they are (summary, else title).
+        (
+            "/api/v2/feed/hot-arcs.md?project=alpha",
+            vec!["2026-11-20-alpha-checkout-aaaaaaaaaaaa", "Alpha carts move to the new service", "Team standup notes"],
+        ),
+        ("/api/v2/feed/signals.md?project=alpha", vec!["Alpha cache warms slowly", "Shared runner pool is degraded"]),
+        ("/api/v2/feed/inject.md?project=alpha", vec!["Alpha inject: run the checkout suite"]),
+        (
+            "/api/v2/session-start?project=alpha",
+            vec!["Alpha checkout rewrite", "Alpha cache warms slowly", "Shared runner pool is degraded"],
+        ),
+        ("/api/v2/brain?project=alpha", vec!["Alpha checkout rewrite"]),
+        ("/api/v2/context-pack?project=alpha&task=billing%20ledger%20invoices", vec!["Alpha checkout rewrite"]),
+        ("/api/v2/search?project=alpha&q=beta%20billing%20ledger%20invoices%20lesson", vec![]),
+        ("/api/v2/items?project=alpha&limit=100", vec!["Alpha lesson", "Shared runner pool is degraded"]),
+        ("/api/v2/signals?project=alpha", vec![]),
+    ];
+    for (path, wanted) in &routes {
+        let (status, body) = get(ALPHA, path);
+        assert_eq!(status, 200, "{path}: {body}");
+        for text in wanted {
+            assert!(body.contains(text), "{path} lacks {text:?}: {body}");
+        }
+        for text in BETA_ONLY {
+            assert!(!body.contains(text), "{path} shows alpha's token beta's {text:?}: {body}");
+        }
+    }
+    // hot-arcs.md names arcs by cluster_id: beta's never shows in alpha's.
+    let (_, hot) = get(ALPHA, "/api/v2/feed/hot-arcs.md?project=alpha");
+    assert!(!hot.contains("beta-billing"), "{hot}");
+    // Asking for beta's, or for the whole vault's files, is refused; so is the item by id.
+    for path in [
+        "/api/v2/arcs?project=beta",
+        "/api/v2/feed/signals.md?project=beta",
+        "/api/v2/feed/hot-arcs.md",
+        "/api/v2/feed/last-tick-diff.md?project=alpha",
+        "/api/v2/feed/health.jsonl?project=alpha",
+        "/api/v2/session-start?project=beta",
+        "/api/v2/brain?project=beta",
+        "/api/v2/tick",
+        &format!("/api/v2/items/{beta_signal}"),
+    ] {
+        let (status, body) = get(ALPHA, path);
+        assert_eq!(status, 403, "{path}: {body}");
+        for text in BETA_ONLY {
+            assert!(!body.contains(text), "{path} refused but showed {text:?}: {body}");
+        }
+    }
+
+    // Beta's token reads beta's feed: authorized against the data's project, not the
+    // server's default project (demo).
+    let (status, signals) = get(BETA, "/api/v2/feed/signals.md?project=beta");
+    assert_eq!(status, 200, "{signals}");
+    assert!(signals.contains("Beta ledger drift detected") && signals.contains("Shared runner pool"), "{signals}");
+    assert!(!signals.contains("Alpha cache"), "{signals}");
+    let (status, arcs) = get(BETA, "/api/v2/arcs?project=beta");
+    assert_eq!(status, 200, "{arcs}");
+    let arcs: serde_json::Value = serde_json::from_str(&arcs).unwrap();
+    let titles: Vec<(&str, &str)> = arcs["arcs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arc| (arc["title"].as_str().unwrap(), arc["project"].as_str().unwrap_or("-")))
+        .collect();
+    assert_eq!(titles, [("Beta billing migration", "beta"), ("Team standup notes", "-")]);
+    let (status, signals) = get(BETA, "/api/v2/signals?project=beta");
+    assert_eq!(status, 200);
+    assert!(signals.contains("Beta ledger drift detected"), "beta's critical signal reaches beta: {signals}");
+    // A grant on every project reads the whole-vault files.
+    let (status, diff) = get(ALL, "/api/v2/feed/last-tick-diff.md?project=alpha");
+    assert_eq!(status, 200, "{diff}");
+    let (status, record) = get(ALL, "/api/v2/tick");
+    assert_eq!(status, 200, "{record}");
+}
+
+/// The event stream follows the same rule: a new critical signal of beta's arc reaches the
+/// streams that may read beta, never alpha's; a tick record (the whole vault) reaches only a
+/// stream with a grant on every project.
+#[test]
+fn vault_signals_and_tick_records_reach_only_the_streams_that_may_read_them() {
+    use crate::fleet::EventStream;
+    const ALPHA: &str = "alpha-reader-0123456789";
+    const ADMIN: &str = "admin-everything-0123456";
+    let env = seeded();
+    let vault = two_project_vault(&env);
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[serve]\nevents_poll_ms = 100\ntick_interval_secs = 0\n\n[vault]\npath = {:?}\n\n\
+             [[serve.tokens]]\nname = \"alpha\"\ntoken = \"{ALPHA}\"\nread = [\"project/alpha\"]\n\n\
+             [[serve.tokens]]\nname = \"admin\"\ntoken = \"{ADMIN}\"\nwrite = [\"*\"]\n",
+            vault.arg()
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&env, &[]);
+    // A token of alpha subscribes for alpha (not the server's default project).
+    let refused = server.request("GET", "/api/v2/events", &[("Authorization", &format!("Bearer {ALPHA}"))], None);
+    assert_eq!(refused.status, 403, "{}", refused.text());
+    let mut alpha = EventStream::open_at(&server, Some(ALPHA), "/api/v2/events?project=alpha");
+    let mut admin = EventStream::open(&server, Some(ADMIN));
+    let beta = "clusters/2026-11-20/2026-11-20-beta-billing-bbbbbbbbbbbb.md";
+    let text = vault.read(beta);
+    vault.write(
+        beta,
+        format!("{text}\n<!-- @signal severity=critical source=ledger -->\nBeta ledger is read-only now.\n<!-- @/signal -->\n"),
+    );
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    let limit = Duration::from_secs(10);
+    assert!(admin.wait_for("Beta ledger is read-only now", limit), "{}", admin.seen);
+    let ran = server.request(
+        "POST",
+        "/api/v2/tick",
+        &[("Authorization", &format!("Bearer {ADMIN}")), ("Content-Type", "application/json")],
+        Some("{}"),
+    );
+    assert_eq!(ran.status, 200, "{}", ran.text());
+    assert!(admin.wait_for("event: tick", limit), "{}", admin.seen);
+    assert!(!alpha.wait_for("event: tick", Duration::from_secs(2)), "alpha hears of the tick: {}", alpha.seen);
+    for text in BETA_ONLY.iter().chain(&["Beta ledger is read-only"]) {
+        assert!(!alpha.seen.contains(text), "alpha's stream carries beta's {text:?}: {}", alpha.seen);
+    }
+}

@@ -308,7 +308,7 @@ async function loadHealth() {
   const box = document.getElementById("health");
   let text;
   try {
-    text = (await api("/api/v2/feed/health.jsonl")).body;
+    text = (await api("/api/v2/feed/health.jsonl?" + projectParams())).body;
   } catch (err) {
     fill(box, [el("p", { class: "meta" }, "no health history yet (brain tick writes it)")]);
     return;
@@ -368,7 +368,7 @@ async function onStoreChanged() {
 async function listen(generation) {
   let response;
   try {
-    response = await fetch("/api/v2/events", { headers: Object.assign(authHeaders(), { Accept: "text/event-stream" }) });
+    response = await fetch("/api/v2/events?" + projectParams(), { headers: Object.assign(authHeaders(), { Accept: "text/event-stream" }) });
   } catch (err) {
     response = null;
   }
