@@ -11,6 +11,8 @@
 //! - [`tick`] runs phase 1: heat, pointer notes for promotion and demotion (never copies),
 //!   graduation, tombstones, amygdala notes, the five feed files and `health.jsonl`. See
 //!   [`tick`] for the guarantees about user files.
+//! - [`vault_doctor`] audits the files for drift and repairs what is safe (see `doctor.rs`);
+//!   a graduation is crash-safe through the move journal of `moves.rs`.
 //! - [`indexed_feed`] is what session start and the brain document read: the feed state the
 //!   scan and the tick leave in the store (one row), never a walk of the vault.
 //!
@@ -20,7 +22,8 @@
 //! `project/NAME`, all others `global`; the feed (hot arcs, signals, inject blocks) is the
 //! vault's as a whole and goes to every session. Generated notes (`generated_by:
 //! brain-tick`), `*.merged.md` tombstones and the feed folder are not indexed; a second file
-//! with an arc's `cluster_id` is reported, and the first by path owns the arc.
+//! with an arc's `cluster_id` is reported, and the first by path owns the arc (`brain vault
+//! doctor --repair` resolves it).
 //!
 //! Invariants: a symlink is never followed (nothing outside the vault is read); a user's file
 //! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block,
@@ -29,9 +32,11 @@
 //! home (`<home>/tick.lock`).
 
 mod config;
+mod doctor;
 mod feed;
 pub(crate) mod fsio;
 mod heat;
+mod moves;
 mod scan;
 mod state;
 mod text;
@@ -44,8 +49,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use config::VaultConfig;
+pub use doctor::{DoctorReport, Problem, vault_doctor};
 pub use feed::indexed_feed;
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
+pub use moves::Recovered;
 pub use scan::{DiagnosticOut, Progress, ScanReport};
 pub use tick::{
     AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, NoteChange, PhaseTiming, Skipped,
@@ -171,8 +178,11 @@ pub fn init(path: &Path) -> BrainResult<InitReport> {
 /// something changed, and reports every file's diagnostics.
 pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) -> BrainResult<ScanReport> {
     let _lock = fsio::lock(&brain.home, true)?;
+    let recovered = moves::recover(&location.root);
     let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
-    Ok(scan::scan(brain, &location.root, &location.skip, &mode)?.report)
+    let mut report = scan::scan(brain, &location.root, &location.skip, &mode)?.report;
+    report.recovered = recovered;
+    Ok(report)
 }
 
 /// An indexed arc with its heat at a given time (`GET /api/v2/arcs`).
