@@ -25,6 +25,8 @@ mod serve;
 mod serve_security;
 mod session_start;
 mod vault_bounds;
+mod vault_crash;
+mod vault_doctor;
 mod vault_scan;
 mod vault_support;
 mod vault_tick;
