@@ -439,14 +439,17 @@ pub fn vault_doctor(brain: &Brain, location: &Location, repair: bool) -> BrainRe
     }
     let pending = moves::pending(root);
     let Audit { files, arcs, problems } = audit(root, &location.skip, max_bytes);
-    let mut found: Vec<Problem> = Vec::new();
-    if pending {
-        found.push(problem(
+    let interrupted = || {
+        problem(
             "interrupted_graduation",
             moves::JOURNAL,
             "a tick was killed while graduating arcs; its moves are half done".into(),
             "finish the moves (the next tick or scan does it too)",
-        ));
+        )
+    };
+    let mut found: Vec<Problem> = Vec::new();
+    if pending {
+        found.push(interrupted());
     }
     for (mut problem, fix, expected) in problems {
         if repair && !matches!(fix, Fix::Manual) {
@@ -461,7 +464,7 @@ pub fn vault_doctor(brain: &Brain, location: &Location, repair: bool) -> BrainRe
         let mut again: Vec<Problem> =
             audit(root, &location.skip, max_bytes).problems.into_iter().map(|p| p.0).collect();
         if moves::pending(root) {
-            again.insert(0, found[0].clone());
+            again.insert(0, interrupted());
         }
         again
     } else {

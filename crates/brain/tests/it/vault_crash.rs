@@ -122,6 +122,18 @@ fn tick_killed_at_any_moment_while_graduating_leaves_one_copy_of_every_arc() {
         half_done += usize::from(!duplicated_arcs(&vault_files(&home)).is_empty());
         succeeds(&env, &home, &["doctor"], &context);
 
+        // The next run: every other trial a scan first (it finishes an interrupted move too),
+        // then the tick.
+        if trial % 2 == 1 {
+            let scan = succeeds(&env, &home, &["vault", "scan", "--json"], &context);
+            let scan: serde_json::Value = serde_json::from_slice(&scan.stdout).unwrap();
+            assert_eq!(duplicated_arcs(&vault_files(&home)), Vec::<String>::new(), "{context}: after the scan");
+            assert!(
+                !scan["diagnostics"].to_string().contains("duplicate cluster_id"),
+                "{context}: {}",
+                scan["diagnostics"]
+            );
+        }
         let next = succeeds(&env, &home, &["tick", "--json"], &context);
         let report: serde_json::Value = serde_json::from_slice(&next.stdout).unwrap();
         let duplicate_diagnostics: Vec<&serde_json::Value> = report["scan"]["diagnostics"]
