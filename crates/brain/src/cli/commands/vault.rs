@@ -160,6 +160,9 @@ fn scan(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
         report.items_updated,
         report.items_deleted
     ));
+    for done in &report.recovered {
+        eprintln!("note: interrupted graduation {} → {}: {} ({})", done.from, done.to, done.action, done.reason);
+    }
     if report.reindexed {
         eprintln!("note: the index held another vault; it was rebuilt for this one");
     }
