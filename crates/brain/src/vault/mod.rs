@@ -11,6 +11,8 @@
 //! - [`tick`] runs phase 1: heat, pointer notes for promotion and demotion (never copies),
 //!   graduation, tombstones, amygdala notes, the five feed files and `health.jsonl`. See
 //!   [`tick`] for the guarantees about user files.
+//! - [`vault_doctor`] audits the files for drift and repairs what is safe (see `doctor.rs`);
+//!   a graduation is crash-safe through the move journal of `moves.rs`.
 //! - [`indexed_feed`] is what session start and the brain document read: the feed state the
 //!   scan and the tick leave in the store (one row), never a walk of the vault.
 //!
@@ -23,7 +25,8 @@
 //! project, and the signals shared with everyone (`scope=global`, or at or above `[vault]
 //! shared_signal_severity`); see [`feed`]. Generated notes (`generated_by:
 //! brain-tick`), `*.merged.md` tombstones and the feed folder are not indexed; a second file
-//! with an arc's `cluster_id` is reported, and the first by path owns the arc.
+//! with an arc's `cluster_id` is reported, and the first by path owns the arc (`brain vault
+//! doctor --repair` resolves it).
 //!
 //! Invariants: a symlink is never followed (nothing outside the vault is read); a user's file
 //! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block,
@@ -32,10 +35,12 @@
 //! home (`<home>/tick.lock`).
 
 mod config;
+mod doctor;
 mod feed;
 pub(crate) mod fsio;
 mod heat;
 mod mark;
+mod moves;
 mod scan;
 mod state;
 mod text;
@@ -48,9 +53,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use config::VaultConfig;
+pub use doctor::{DoctorReport, Problem, vault_doctor};
 pub use feed::{PROJECT_FEED_FILES, indexed_feed, indexed_signals, project_feed_file, vault_projects};
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
 pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkRequest, mark};
+pub use moves::Recovered;
 pub use scan::{DiagnosticOut, Progress, ScanReport};
 pub use tick::{
     AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, NoteChange, PhaseTiming, Skipped,
@@ -176,8 +183,11 @@ pub fn init(path: &Path) -> BrainResult<InitReport> {
 /// something changed, and reports every file's diagnostics.
 pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) -> BrainResult<ScanReport> {
     let _lock = fsio::lock(&brain.home, true)?;
+    let recovered = moves::recover(&location.root);
     let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
-    Ok(scan::scan(brain, &location.root, &location.skip, &mode)?.report)
+    let mut report = scan::scan(brain, &location.root, &location.skip, &mode)?.report;
+    report.recovered = recovered;
+    Ok(report)
 }
 
 /// Re-indexes the configured vault (incrementally) when there is one; false when there is

@@ -92,6 +92,10 @@ pub struct ScanReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub indexed_arcs: Option<u64>,
     pub diagnostics: Vec<DiagnosticOut>,
+    /// Graduations a killed tick left half done, finished before the scan (see
+    /// [`super::moves`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recovered: Vec<super::moves::Recovered>,
     pub ms: f64,
 }
 

@@ -13,7 +13,9 @@
 //! (else "changed since the scan"), and just before the atomic rename it is read again and
 //! compared with the bytes the edit was computed from (else "changed while the tick was
 //! updating it"). A graduation writes the new file first (never over an existing one) and
-//! removes the original only if it is still byte for byte what was read. Promotion and
+//! removes the original only if it is still byte for byte what was read, under the move
+//! journal of [`super::moves`], which the next tick completes should this one be killed
+//! between the two steps. Promotion and
 //! demotion are pointer notes (`frontal-lobe/{conscious,unconscious}/<stem>.pointer.md`,
 //! frontmatter `generated_by: brain-tick`, `cluster_id`, `heat`, a path wikilink to the arc,
 //! its summary): promote at `promote_heat`, demote a promoted arc below `demote_heat`,
@@ -41,6 +43,7 @@ use super::fsio::{
     self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex, write_owned,
 };
 use super::heat::{HealthInputs, health};
+use super::moves;
 use super::scan::{ChangedFile, IndexChanges, Progress, ScanMode, ScanReport, Snapshot, apply, overlay, scan};
 use super::state::{GENERATED_BY, analyze, timestamp};
 use super::text::{clip, one_line, redacted, slug, yaml_quoted};
@@ -247,6 +250,8 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         // A killed tick, scan or capture may have left its temp files behind.
         fsio::sweep_stale_temps(&location.root);
     }
+    // A graduation interrupted by a kill is finished before anything reads the vault.
+    let recovered = if options.dry_run { Vec::new() } else { moves::recover(&location.root) };
     let now = brain.now;
     let config = &brain.config.vault;
     let mut clock = Clock::new();
@@ -256,6 +261,8 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         ScanMode { dry_run: options.dry_run, want_snapshot: true, write_feed: false, progress: options.progress };
     let scanned = scan(brain, &location.root, &location.skip, &mode)?;
     let mut snapshot = scanned.snapshot.unwrap_or_default();
+    let mut scan_report = scanned.report;
+    scan_report.recovered = recovered;
     step = clock.step("scan", step);
 
     let mut views = arc_views(&snapshot, now);
@@ -399,9 +406,8 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         let max_bytes = config.max_file_bytes;
         let counter = *brain.counter();
         let edit_list: Vec<&FileEdit> = edits.values().collect();
-        let edited = parallel_map(&edit_list, |edit| {
-            apply_edit(&location.root, edit, options.before_write)
-                .map(|(relpath, bytes)| reindex(&location.root, &relpath, &bytes, max_bytes, counter))
+        let edited = apply_edits(&location.root, &edit_list, options.before_write, |relpath, bytes| {
+            reindex(&location.root, relpath, bytes, max_bytes, counter)
         });
         let mut failed: HashSet<&str> = HashSet::new();
         for (edit, outcome) in edit_list.iter().zip(edited) {
@@ -524,7 +530,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         dry_run: options.dry_run,
         ai: AiStatus { ran: false, reason: format!("phase 1 only: {ai_reason}") },
         phases,
-        scan: scanned.report,
+        scan: scan_report,
         arcs,
         heat_changes,
         promotions,
@@ -541,7 +547,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
 }
 
 /// The folder an arc of `region` graduates into.
-fn region_folder(region: Option<&str>) -> &'static str {
+pub(super) fn region_folder(region: Option<&str>) -> &'static str {
     match region {
         Some("right-hemisphere") => "right",
         Some("amygdala") => "amygdala",
@@ -899,6 +905,13 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
     sections
 }
 
+/// An edit computed and not yet written: the file's path, its bytes as read, the new text.
+struct Prepared {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    new: String,
+}
+
 /// Applies one edit to a user file. Returns the file's relpath and bytes afterwards, or why
 /// it was left alone.
 fn apply_edit(
@@ -906,6 +919,12 @@ fn apply_edit(
     edit: &FileEdit,
     before_write: Option<&(dyn Fn(&Path) + Sync)>,
 ) -> Result<(String, Vec<u8>), String> {
+    let prepared = prepare_edit(root, edit)?;
+    commit_edit(root, edit, prepared, before_write)
+}
+
+/// Reads the file of an edit (it must be what the scan indexed) and computes its new text.
+fn prepare_edit(root: &Path, edit: &FileEdit) -> Result<Prepared, String> {
     let path = root.join(&edit.relpath);
     let bytes = match read_optional(&path) {
         Ok(Some(bytes)) => bytes,
@@ -949,6 +968,19 @@ fn apply_edit(
         new = set_frontmatter_scalar(&new, "status", "graduated")
             .ok_or("left alone: its `status:` cannot be rewritten in place (not a single value)")?;
     }
+    Ok(Prepared { path, bytes, new })
+}
+
+/// Writes a prepared edit: in place, or, for a graduation that moves the file, by creating
+/// the target (never over an existing file) and then removing the original if it is still
+/// byte for byte what was read. A move runs only under the journal of [`super::moves`].
+fn commit_edit(
+    root: &Path,
+    edit: &FileEdit,
+    prepared: Prepared,
+    before_write: Option<&(dyn Fn(&Path) + Sync)>,
+) -> Result<(String, Vec<u8>), String> {
+    let Prepared { path, bytes, new } = prepared;
     if let Some(hook) = before_write {
         hook(&path);
     }
@@ -970,11 +1002,11 @@ fn apply_edit(
             match remove_if_unchanged(&path, &bytes) {
                 Ok(true) => Ok((target_relpath.clone(), new.into_bytes())),
                 Ok(false) => {
-                    let _ = std::fs::remove_file(&target);
+                    let _ = remove_if_unchanged(&target, new.as_bytes());
                     Err(changed())
                 }
                 Err(err) => {
-                    let _ = std::fs::remove_file(&target);
+                    let _ = remove_if_unchanged(&target, new.as_bytes());
                     Err(format!("not graduated: cannot remove the original: {err}"))
                 }
             }
@@ -982,9 +1014,72 @@ fn apply_edit(
     }
 }
 
+/// Applies the edits (results in their order). Graduations that move a file are prepared
+/// first, journaled (see [`super::moves`]), then written; the journal goes when they are done,
+/// so a kill at any moment leaves moves the next tick, scan or doctor completes.
+fn apply_edits(
+    root: &Path,
+    edits: &[&FileEdit],
+    before_write: Option<&(dyn Fn(&Path) + Sync)>,
+    reindex: impl Fn(&str, &[u8]) -> ChangedFile + Sync,
+) -> Vec<Result<ChangedFile, String>> {
+    let (moving, staying): (Vec<usize>, Vec<usize>) = (0..edits.len()).partition(|&i| edits[i].move_to.is_some());
+    let mut results: Vec<Option<Result<ChangedFile, String>>> = edits.iter().map(|_| None).collect();
+    if !moving.is_empty() {
+        let prepared = parallel_map(&moving, |&i| prepare_edit(root, edits[i]));
+        let mut journal = Vec::new();
+        let mut ready = Vec::new();
+        for (&i, prepared) in moving.iter().zip(prepared) {
+            match prepared {
+                Ok(prepared) => {
+                    journal.push(moves::Move {
+                        from: edits[i].relpath.clone(),
+                        to: edits[i].move_to.clone().unwrap_or_default(),
+                        from_sha256: edits[i].sha256.clone(),
+                        to_sha256: sha256_hex(prepared.new.as_bytes()),
+                    });
+                    ready.push((i, std::sync::Mutex::new(Some(prepared))));
+                }
+                Err(reason) => results[i] = Some(Err(reason)),
+            }
+        }
+        match moves::begin(root, &journal) {
+            Ok(()) => {
+                let done = parallel_map(&ready, |(i, prepared)| {
+                    let prepared = prepared.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+                    let edit = edits[*i];
+                    let outcome = match prepared {
+                        Some(prepared) => commit_edit(root, edit, prepared, before_write),
+                        None => Err("not graduated: prepared twice".to_string()),
+                    };
+                    outcome.map(|(relpath, bytes)| reindex(&relpath, &bytes))
+                });
+                for ((i, _), outcome) in ready.iter().zip(done) {
+                    results[*i] = Some(outcome);
+                }
+                // Every move is done (or undone): the journal goes. Should that fail, the next
+                // run finds each move completed and removes it.
+                let _ = moves::end(root);
+            }
+            Err(err) => {
+                for (i, _) in &ready {
+                    results[*i] = Some(Err(format!("not graduated: cannot write the move journal: {err}")));
+                }
+            }
+        }
+    }
+    let done = parallel_map(&staying, |&i| {
+        apply_edit(root, edits[i], before_write).map(|(relpath, bytes)| reindex(&relpath, &bytes))
+    });
+    for (&i, outcome) in staying.iter().zip(done) {
+        results[i] = Some(outcome);
+    }
+    results.into_iter().map(|result| result.unwrap_or_else(|| Err("not applied".to_string()))).collect()
+}
+
 /// Removes a marker block; when it stands on lines of its own, the lines go too. Returns
 /// where the removal started.
-fn remove_block(text: &mut String, span: Range<usize>) -> usize {
+pub(super) fn remove_block(text: &mut String, span: Range<usize>) -> usize {
     let line_start = text[..span.start].rfind('\n').map_or(0, |index| index + 1);
     let line_end = text[span.end..].find('\n').map_or(text.len(), |index| span.end + index);
     let (start, end) = if text[line_start..span.start].trim().is_empty() && text[span.end..line_end].trim().is_empty() {

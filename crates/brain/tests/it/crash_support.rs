@@ -1,5 +1,5 @@
-//! A crash harness shared by the crash tests (import and capture here; scan, tick and
-//! graduation in the vault's): run a `brain` command, `kill -9` it at a chosen moment, then
+//! A crash harness shared by the crash tests (import and capture in `reliability_crash`;
+//! scan, tick and graduation in `vault_crash`): run a `brain` command, `kill -9` it at a chosen moment, then
 //! judge what it left — stray temporary files, the store, the files it writes.
 //!
 //! ```ignore
@@ -15,6 +15,20 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::secrets_support::Rng;
+use crate::{Env, NOW};
+
+/// `brain` on another home (a trial's copy), from the project folder, at the fixed time.
+pub fn brain(env: &Env, home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("brain"));
+    command
+        .env_clear()
+        .env("HOME", env.dir.path())
+        .env("BRAIN_HOME", home)
+        .current_dir(&env.project_dir)
+        .args(["--now", NOW])
+        .args(args);
+    command
+}
 
 /// What one trial did.
 #[derive(Debug)]

@@ -26,6 +26,8 @@ mod serve;
 mod serve_security;
 mod session_start;
 mod vault_bounds;
+mod vault_crash;
+mod vault_doctor;
 mod vault_mark;
 mod vault_projects;
 mod vault_scan;

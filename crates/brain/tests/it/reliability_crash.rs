@@ -5,25 +5,11 @@
 //! trials (`.ci/run` runs more).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::json;
 
-use crate::crash_support::{copy_tree, kill_points, run_and_kill, stray_files, time_full_run, trials};
-use crate::{Env, NOW};
-
-/// `brain` on another home (a trial's copy), from the project folder, at the fixed time.
-fn brain(env: &Env, home: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("brain"));
-    command
-        .env_clear()
-        .env("HOME", env.dir.path())
-        .env("BRAIN_HOME", home)
-        .current_dir(&env.project_dir)
-        .args(["--now", NOW])
-        .args(args);
-    command
-}
+use crate::Env;
+use crate::crash_support::{brain, copy_tree, kill_points, run_and_kill, stray_files, time_full_run, trials};
 
 fn output(env: &Env, home: &Path, args: &[&str]) -> std::process::Output {
     brain(env, home, args).output().unwrap()

@@ -46,6 +46,9 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let report = vault::tick(&brain, &options);
     bar.finish_and_clear();
     let report = report?;
+    for done in &report.scan.recovered {
+        eprintln!("note: interrupted graduation {} → {}: {} ({})", done.from, done.to, done.action, done.reason);
+    }
     for skipped in &report.skipped {
         eprintln!("warning: {}: {}", skipped.path, skipped.reason);
     }
