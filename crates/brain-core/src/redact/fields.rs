@@ -38,11 +38,18 @@ pub fn redact_item(item: &mut Item) -> usize {
     for value in item.files.iter_mut().chain(item.evidence.iter_mut()) {
         scrub(value);
     }
-    if let Some(hint) = item.dedup_hint.as_mut()
-        && let Cow::Owned(clean) = redact_str(hint)
-    {
-        *hint = clean.replace("[REDACTED:", "[REDACTED-");
-        changed += 1;
+    if let Some(hint) = item.dedup_hint.as_mut() {
+        // Read with its markers as the redactor writes them, so a marker from an earlier
+        // pass counts as redacted (not as a value after a label such as `--user`): redacting
+        // twice equals once.
+        let marked = hint.replace("[REDACTED-", "[REDACTED:");
+        if let Cow::Owned(clean) = redact_str(&marked) {
+            let clean = clean.replace("[REDACTED:", "[REDACTED-");
+            if clean != *hint {
+                *hint = clean;
+                changed += 1;
+            }
+        }
     }
     if item.tags.iter().any(|tag| holds_secret(tag)) {
         let mut tags: Vec<String> = Vec::with_capacity(item.tags.len());
@@ -151,5 +158,19 @@ mod tests {
         let before = clean.clone();
         assert_eq!(redact_item(&mut clean), 0);
         assert_eq!(clean, before);
+    }
+
+    /// Found by fuzzing (`import_line`): a hint whose secret follows a label was redacted
+    /// again on a second pass, because its `[REDACTED-…]` marker read as the label's value.
+    #[test]
+    fn a_redacted_dedup_hint_is_left_alone_by_a_second_pass() {
+        let mut once = item();
+        once.dedup_hint = Some("gh:tok --user enJn:AKIAIOSFODNN4EXAMPLE".into());
+        assert_eq!(redact_item(&mut once), 1);
+        let hint = once.dedup_hint.clone().unwrap();
+        assert!(!hint.contains("AKIAIOSFODNN4EXAMPLE") && hint.contains("[REDACTED-"), "{hint}");
+        let mut twice = once.clone();
+        assert_eq!(redact_item(&mut twice), 0, "{:?}", twice.dedup_hint);
+        assert_eq!(twice, once);
     }
 }
