@@ -142,9 +142,13 @@ pub struct CandidateStage {
     pub scored: usize,
 }
 
+/// Queries of up to this many terms have an "every term but one" stage.
+const MAX_ALL_BUT_ONE_TERMS: usize = 5;
+
 /// The stages that find a query's candidates, from the terms' statistics, in the order of
 /// the coverage their items can reach:
-/// 1. the items containing every term;
+/// 1. the items containing every term, then (3 to 5 terms) every term but one — an item
+///    missing only the rarest word of a query is still among the best;
 /// 2. the items containing a *selective* term and another term — the selective terms are
 ///    the rarest, together in fewer items than the scoring budget (at least the rarest);
 /// 3. the items containing a selective term, so an item with a rare word of the query is
@@ -163,6 +167,11 @@ pub fn plan_stages(statistics: &TermStatistics, limit: usize) -> Vec<CandidateSt
     let mut stages = vec![CandidateStage { groups: (0..count).map(|term| vec![term]).collect(), scored }];
     if count == 1 {
         return stages;
+    }
+    if (3..=MAX_ALL_BUT_ONE_TERMS).contains(&count) {
+        // Every term but one: of every two terms, at least one.
+        let pairs = (0..count).flat_map(|first| (first + 1..count).map(move |second| vec![first, second]));
+        stages.push(CandidateStage { groups: pairs.collect(), scored });
     }
     let mut by_rarity: Vec<usize> = (0..count).collect();
     by_rarity.sort_by_key(|&term| (statistics.document_frequency[term], term));
@@ -261,14 +270,32 @@ mod tests {
         let stages = plan_stages(&statistics(&[15_000, 2_000, 400]), 50);
         assert_eq!(
             groups(&stages),
-            vec![vec![vec![0], vec![1], vec![2]], vec![vec![2], vec![0, 1]], vec![vec![2]], vec![vec![0, 1, 2]],]
+            vec![
+                vec![vec![0], vec![1], vec![2]],
+                vec![vec![0, 1], vec![0, 2], vec![1, 2]],
+                vec![vec![2], vec![0, 1]],
+                vec![vec![2]],
+                vec![vec![0, 1, 2]],
+            ]
         );
+    }
+
+    #[test]
+    fn an_item_missing_only_the_rarest_word_comes_before_items_with_the_rarest_alone() {
+        // "rules for services/rate-limiter/migrations": the answer lacks "rules".
+        let stages = plan_stages(&statistics(&[30, 2_000, 600, 600, 900]), 50);
+        assert_eq!(stages[1].groups.len(), 10);
+        assert!(stages[1].groups.iter().all(|group| group.len() == 2));
+        assert_eq!(stages[2].groups[0], vec![0]);
+        // Long queries skip it (its expression grows with the square of the terms).
+        let long = plan_stages(&statistics(&[30, 2_000, 600, 600, 900, 50]), 50);
+        assert_eq!(long[1].groups.len(), 2, "{long:?}");
     }
 
     #[test]
     fn selective_terms_are_the_rarest_within_the_budget_and_at_least_one() {
         let stages = plan_stages(&statistics(&[300, 9000, 150, 20_000]), 50);
-        assert_eq!(stages[2].groups, vec![vec![0, 2]]);
+        assert_eq!(stages[3].groups, vec![vec![0, 2]]);
         let stages = plan_stages(&statistics(&[9000, 20_000]), 50);
         assert_eq!(stages[1].groups, vec![vec![0]]);
         // All terms rare: "any of them" is one stage after "all of them".
