@@ -409,15 +409,20 @@ impl PgStore {
         Ok(count.max(0) as u64)
     }
 
-    /// The best `needed` filtered matches of a tsquery text.
-    fn ranked(&self, tsquery: &str, filter: &ItemFilter, needed: usize) -> StoreResult<Vec<SearchHit>> {
+    /// The best `needed` filtered matches of a tsquery text by `ts_rank`, among the newest
+    /// `scored` filtered matches (ids are ULIDs, so the highest ids are the newest): the
+    /// same bounded scoring as SQLite's side (`brain_core::search::CandidateStage`).
+    fn ranked(&self, tsquery: &str, filter: &ItemFilter, needed: usize, scored: usize) -> StoreResult<Vec<SearchHit>> {
         let mut params: Params = vec![Box::new(tsquery.to_string())];
         let unfiltered = ItemFilter { limit: None, offset: 0, ..filter.clone() };
         let where_sql = rows::filter_sql(&unfiltered, &mut params).replacen(" WHERE ", " AND ", 1);
+        params.push(Box::new(i64::try_from(scored.max(needed)).unwrap_or(i64::MAX)));
+        let window = params.len();
         params.push(Box::new(i64::try_from(needed).unwrap_or(i64::MAX)));
         let sql = format!(
-            "SELECT {COLUMNS}, ts_rank({RANK_WEIGHTS}, search, query) AS rank \
-             FROM items, to_tsquery('brain_english', $1) AS query WHERE search @@ query{where_sql} \
+            "SELECT {COLUMNS}, ts_rank({RANK_WEIGHTS}, search, query) AS rank FROM \
+             (SELECT items.*, query FROM items, to_tsquery('brain_english', $1) AS query \
+              WHERE search @@ query{where_sql} ORDER BY id DESC LIMIT ${window}) AS newest \
              ORDER BY rank DESC, id LIMIT ${}",
             params.len()
         );

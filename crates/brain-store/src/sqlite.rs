@@ -261,47 +261,89 @@ impl SqliteStore {
             .map_err(|e| self.sqlite_error(e))
     }
 
-    /// The best `needed` filtered matches of an FTS expression. BM25 over every match is the
-    /// cost that grows with the store, so the ranking runs on the FTS index alone (no row
-    /// data in the sorter) for the best `window` candidates; only those are joined with
-    /// `items` and filtered. When the filters leave too few, the window grows until it
-    /// covers every match, so the result is exactly the top of the filtered ranking.
+    /// The best `needed` filtered matches of an FTS expression by `bm25()`, among the newest
+    /// `scored` matches. BM25 over every match is the cost that grows with the store (~1–3
+    /// µs a match), so only a window of matches is scored: FTS5 walks a term's matches from
+    /// the highest rowid down and stops at the window. When the filters leave too few, the
+    /// window grows until it covers every match.
     fn ranked(
         &self,
         connection: &Connection,
         match_expression: &str,
         filter: &ItemFilter,
         needed: usize,
+        scored: usize,
     ) -> StoreResult<Vec<SearchHit>> {
         let (where_sql, filter_values) = filter_sql(filter, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
         let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
-        let sql = format!(
-            "SELECT {columns}, c.rank FROM (SELECT rowid AS seq, bm25(items_fts, {BM25_WEIGHTS}) AS rank \
-             FROM items_fts WHERE items_fts MATCH ?1 ORDER BY rank LIMIT ?2) c \
-             JOIN items i ON i.seq = c.seq WHERE 1{where_sql} ORDER BY c.rank, i.id LIMIT ?"
-        );
         let limit = i64::try_from(needed).unwrap_or(-1);
-        let mut window: i64 = needed.saturating_mul(4).clamp(64, 1 << 40) as i64;
         let column_count = COLUMNS.split(", ").count();
-        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
-        loop {
-            let mut values = vec![Value::Text(match_expression.to_string()), Value::Integer(window)];
+        // No more matches than needed: every one is a candidate, and scoring them (whose
+        // set-up alone walks every word's whole match list) would order them for nothing.
+        if !self.window_was_full(connection, match_expression, limit)? {
+            let sql = format!(
+                "SELECT {columns}, 0.0 FROM (SELECT rowid AS seq FROM items_fts WHERE items_fts MATCH ?1) c \
+                 JOIN items i ON i.seq = c.seq WHERE 1{where_sql}"
+            );
+            let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+            let mut values = vec![Value::Text(match_expression.to_string())];
             values.extend(filter_values.iter().cloned());
-            values.push(Value::Integer(limit));
             let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
             let mut hits = Vec::new();
             while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
-                let item = row_to_item(row, 0, &self.path)?;
-                let rank: f64 = row.get(column_count).map_err(|e| self.sqlite_error(e))?;
-                // SQLite's bm25() is negative (lower is better); report the usual positive form.
-                hits.push(SearchHit { item, score: -rank });
+                hits.push(SearchHit { item: row_to_item(row, 0, &self.path)?, score: 0.0 });
             }
-            // Enough rows, or the window already held every match: this is the answer.
-            if hits.len() >= needed || window < 0 || !self.window_was_full(connection, match_expression, window)? {
+            return Ok(hits);
+        }
+        // Scoring runs on the FTS index alone (rowid and rank, no row data); item rows are
+        // then read best first, a batch at a time, and only until `needed` pass the filters:
+        // reading a row, not scoring, is the larger cost per candidate.
+        let window_sql = format!(
+            "SELECT rowid, bm25(items_fts, {BM25_WEIGHTS}) FROM items_fts WHERE items_fts MATCH ?1 \
+             ORDER BY rowid DESC LIMIT ?2"
+        );
+        let batch = needed.saturating_add(needed / 2).max(16);
+        let mut window: i64 = scored.max(needed).clamp(64, 1 << 40) as i64;
+        loop {
+            let mut statement = connection.prepare_cached(&window_sql).map_err(|e| self.sqlite_error(e))?;
+            let mut ranked: Vec<(i64, f64)> = statement
+                .query_map(rusqlite::params![match_expression, window], |row| Ok((row.get(0)?, row.get(1)?)))
+                .map_err(|e| self.sqlite_error(e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.sqlite_error(e))?;
+            let every_match = window < 0 || (ranked.len() as i64) < window;
+            // SQLite's bm25() is negative (lower is better).
+            ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let mut hits = Vec::new();
+            for chunk in ranked.chunks(batch) {
+                let marks = vec!["?"; chunk.len()].join(", ");
+                let sql = format!("SELECT {columns}, i.seq FROM items i WHERE i.seq IN ({marks}){where_sql}");
+                let mut statement = connection.prepare(&sql).map_err(|e| self.sqlite_error(e))?;
+                let mut values: Vec<Value> = chunk.iter().map(|(seq, _)| Value::Integer(*seq)).collect();
+                values.extend(filter_values.iter().cloned());
+                let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+                let mut found: std::collections::HashMap<i64, Item> = std::collections::HashMap::new();
+                while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+                    let seq: i64 = row.get(column_count).map_err(|e| self.sqlite_error(e))?;
+                    found.insert(seq, row_to_item(row, 0, &self.path)?);
+                }
+                for (seq, rank) in chunk {
+                    if let Some(item) = found.remove(seq) {
+                        // Report the usual positive form of bm25().
+                        hits.push(SearchHit { item, score: -rank });
+                    }
+                }
+                if hits.len() >= needed {
+                    hits.truncate(needed);
+                    return Ok(hits);
+                }
+            }
+            // The window already held every match: this is the answer.
+            if every_match {
                 return Ok(hits);
             }
-            window = if window >= (1 << 20) { -1 } else { window * 16 };
+            window = if window >= (1 << 20) { -1 } else { window * 8 };
         }
     }
 

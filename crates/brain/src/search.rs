@@ -54,7 +54,8 @@ pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize)
 }
 
 /// "matched: retry (title, content), jitter (content); written on 2023-12-29, a date the
-/// query names; the query had only stopwords, so every word was searched for".
+/// query names; it only asks, so it ranks a step lower; the query had only stopwords, so
+/// every word was searched for".
 pub fn explain(query: &Query, hit: &Ranked) -> String {
     let mut parts: Vec<String> = Vec::new();
     if !hit.matched.is_empty() {
@@ -67,6 +68,9 @@ pub fn explain(query: &Query, hit: &Ranked) -> String {
     }
     if let Some(date) = hit.on_date {
         parts.push(format!("written on {date}, a date the query names"));
+    }
+    if hit.asks {
+        parts.push("it only asks, so it ranks a step lower".into());
     }
     if query.stopwords_only {
         parts.push("the query had only common words, so every word was searched for".into());

@@ -218,7 +218,8 @@ impl Stemmer {
     }
 }
 
-/// A calendar date a query names ("May 4th", "29 Dec 2023", "2023-05-04", "May 2023").
+/// A calendar date a query names ("May 4th", "29 Dec 2023", "2023-05-04", "25.01.2024",
+/// "May 2023").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DateSpec {
     pub year: Option<i16>,
@@ -301,6 +302,28 @@ pub fn find_dates(words: &[String]) -> (Vec<DateSpec>, Vec<bool>) {
     let mut dates = Vec::new();
     let mut index = 0;
     while index < words.len() {
+        // Numeric day and month before a year: 25.01.2024, 1/25/2024. Day first where the
+        // month could be either (most of the world writes it so); both readings when both
+        // are valid (10.01.2024: 10 January or 1 October), since the writer's is unknown.
+        if index + 2 < words.len()
+            && words[index].len() <= 2
+            && words[index + 1].len() <= 2
+            && let (Ok(first), Ok(second), Some(year)) =
+                (words[index].parse::<i8>(), words[index + 1].parse::<i8>(), year_number(&words[index + 2]))
+        {
+            let before = dates.len();
+            if (1..=12).contains(&second) && (1..=31).contains(&first) {
+                dates.push(DateSpec { year: Some(year), month: second, day: Some(first) });
+            }
+            if (1..=12).contains(&first) && (1..=31).contains(&second) && first != second {
+                dates.push(DateSpec { year: Some(year), month: first, day: Some(second) });
+            }
+            if dates.len() > before {
+                used[index..index + 3].iter_mut().for_each(|flag| *flag = true);
+                index += 3;
+                continue;
+            }
+        }
         // ISO: 2023-05-04 arrives as three words.
         if index + 2 < words.len()
             && let (Some(year), Ok(month), Some(day)) =
@@ -397,6 +420,10 @@ mod tests {
         check("deploy 2024-03-07 failed", &["2024-03-07"], &["deploy", "failed"]);
         check("may I march on", &[], &["may", "i", "march", "on"]);
         check("version 4 of the api", &[], &["version", "4", "of", "the", "api"]);
+        check("movie on 25.01.2024?", &["2024-01-25"], &["movie", "on"]);
+        check("on 1/25/2024", &["2024-01-25"], &["on"]);
+        check("plans for 10.01.2024", &["2024-01-10", "2024-10-01"], &["plans", "for"]);
+        check("read 11/22/63 by King", &[], &["read", "11", "22", "63", "by", "king"]);
     }
 
     #[test]

@@ -119,9 +119,84 @@ pub struct TermStatistics {
     /// Items in the store (an upper bound is fine: it only scales IDF).
     pub documents: u64,
     /// Per term of the request, in order: how many items contain it. A store may stop
-    /// counting at a cap of its choice (at least `documents / 5`): such a term is common
-    /// and its IDF small either way.
+    /// counting at a cap of its choice (at least `documents / 5`), or estimate the count of
+    /// a term in more than 1,000 items: such a term is common and its IDF small either way.
     pub document_frequency: Vec<u64>,
+}
+
+/// How many matches a store scores with its own relevance (FTS5's `bm25()`, `ts_rank`) in
+/// one stage, per candidate asked for. Scoring is the expensive part of finding candidates
+/// (~1–3 µs a match in FTS5), so a stage whose matches exceed `limit × SCORED_PER_CANDIDATE`
+/// scores only that many of them, the newest (see [`CandidateStage`]).
+pub const SCORED_PER_CANDIDATE: usize = 10;
+
+/// One step of finding candidates: the items matching, for every group of `groups`, at
+/// least one of its terms (`[[a], [b]]`: a and b; `[[a, b]]`: a or b; `[[a], [b, c]]`: a,
+/// and b or c), best first by the store's relevance among at most `scored` matches — the
+/// newest `scored` when there are more. A store runs the stages of [`plan_stages`] in order
+/// until it has its candidates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CandidateStage {
+    /// Indexes into the request's words.
+    pub groups: Vec<Vec<usize>>,
+    pub scored: usize,
+}
+
+/// Queries of up to this many terms have an "every term but one" stage.
+const MAX_ALL_BUT_ONE_TERMS: usize = 5;
+
+/// The stages that find a query's candidates, from the terms' statistics, in the order of
+/// the coverage their items can reach:
+/// 1. the items containing every term, then (3 to 5 terms) every term but one — an item
+///    missing only the rarest word of a query is still among the best;
+/// 2. the items containing a *selective* term and another term — the selective terms are
+///    the rarest, together in fewer items than the scoring budget (at least the rarest);
+/// 3. the items containing a selective term, so an item with a rare word of the query is
+///    found however common its other words are;
+/// 4. the items containing any term.
+///
+/// Coverage (the ranking's first key) is the share of the query's IDF an item matches, so
+/// the items it puts first are in the early stages; a stage of common words only is
+/// bounded instead of scoring half the store (the newest matches are scored).
+pub fn plan_stages(statistics: &TermStatistics, limit: usize) -> Vec<CandidateStage> {
+    let count = statistics.document_frequency.len();
+    if count == 0 || limit == 0 {
+        return Vec::new();
+    }
+    let scored = limit.saturating_mul(SCORED_PER_CANDIDATE);
+    let mut stages = vec![CandidateStage { groups: (0..count).map(|term| vec![term]).collect(), scored }];
+    if count == 1 {
+        return stages;
+    }
+    if (3..=MAX_ALL_BUT_ONE_TERMS).contains(&count) {
+        // Every term but one: of every two terms, at least one.
+        let pairs = (0..count).flat_map(|first| (first + 1..count).map(move |second| vec![first, second]));
+        stages.push(CandidateStage { groups: pairs.collect(), scored });
+    }
+    let mut by_rarity: Vec<usize> = (0..count).collect();
+    by_rarity.sort_by_key(|&term| (statistics.document_frequency[term], term));
+    let mut selective = Vec::new();
+    let mut matches = 0u64;
+    for &term in &by_rarity {
+        let df = statistics.document_frequency[term];
+        if !selective.is_empty() && matches.saturating_add(df) > scored as u64 {
+            break;
+        }
+        matches = matches.saturating_add(df);
+        selective.push(term);
+    }
+    selective.sort_unstable();
+    let others: Vec<usize> = (0..count).filter(|term| !selective.contains(term)).collect();
+    if others.is_empty() {
+        stages.push(CandidateStage { groups: vec![selective], scored });
+        return stages;
+    }
+    if selective.len() + others.len() > 2 {
+        stages.push(CandidateStage { groups: vec![selective.clone(), others], scored });
+    }
+    stages.push(CandidateStage { groups: vec![selective], scored });
+    stages.push(CandidateStage { groups: vec![(0..count).collect()], scored });
+    stages
 }
 
 /// A store's answer to a [`CandidateRequest`].
@@ -171,6 +246,62 @@ mod tests {
         let lone = Query::parse("May 4th");
         assert_eq!(lone.dates.len(), 1);
         assert!(!lone.is_empty());
+    }
+
+    fn statistics(df: &[u64]) -> TermStatistics {
+        TermStatistics { documents: 100_000, document_frequency: df.to_vec() }
+    }
+
+    fn groups(stages: &[CandidateStage]) -> Vec<Vec<Vec<usize>>> {
+        stages.iter().map(|stage| stage.groups.clone()).collect()
+    }
+
+    #[test]
+    fn a_rare_term_gets_its_own_stage_before_common_ones() {
+        // "vault" in half the store, "rotation" in 40 items: every item with "rotation" is
+        // scored, not just the newest few hundred of the 50k with either word.
+        let stages = plan_stages(&statistics(&[50_000, 40]), 50);
+        assert_eq!(groups(&stages), vec![vec![vec![0], vec![1]], vec![vec![1]], vec![vec![0, 1]]]);
+        assert!(stages.iter().all(|stage| stage.scored == 500));
+    }
+
+    #[test]
+    fn items_with_a_rare_term_and_another_come_before_the_rare_term_alone() {
+        let stages = plan_stages(&statistics(&[15_000, 2_000, 400]), 50);
+        assert_eq!(
+            groups(&stages),
+            vec![
+                vec![vec![0], vec![1], vec![2]],
+                vec![vec![0, 1], vec![0, 2], vec![1, 2]],
+                vec![vec![2], vec![0, 1]],
+                vec![vec![2]],
+                vec![vec![0, 1, 2]],
+            ]
+        );
+    }
+
+    #[test]
+    fn an_item_missing_only_the_rarest_word_comes_before_items_with_the_rarest_alone() {
+        // "rules for services/rate-limiter/migrations": the answer lacks "rules".
+        let stages = plan_stages(&statistics(&[30, 2_000, 600, 600, 900]), 50);
+        assert_eq!(stages[1].groups.len(), 10);
+        assert!(stages[1].groups.iter().all(|group| group.len() == 2));
+        assert_eq!(stages[2].groups[0], vec![0]);
+        // Long queries skip it (its expression grows with the square of the terms).
+        let long = plan_stages(&statistics(&[30, 2_000, 600, 600, 900, 50]), 50);
+        assert_eq!(long[1].groups.len(), 2, "{long:?}");
+    }
+
+    #[test]
+    fn selective_terms_are_the_rarest_within_the_budget_and_at_least_one() {
+        let stages = plan_stages(&statistics(&[300, 9000, 150, 20_000]), 50);
+        assert_eq!(stages[3].groups, vec![vec![0, 2]]);
+        let stages = plan_stages(&statistics(&[9000, 20_000]), 50);
+        assert_eq!(stages[1].groups, vec![vec![0]]);
+        // All terms rare: "any of them" is one stage after "all of them".
+        assert_eq!(groups(&plan_stages(&statistics(&[30, 40]), 50)), vec![vec![vec![0], vec![1]], vec![vec![0, 1]]]);
+        assert_eq!(plan_stages(&statistics(&[7]), 50).len(), 1);
+        assert!(plan_stages(&statistics(&[]), 50).is_empty());
     }
 
     #[test]

@@ -78,8 +78,9 @@ pub struct TermMatch {
 pub struct Ranked {
     /// Index into `Candidates::items`.
     pub index: usize,
-    /// Coverage (rounded down to the ranking's step) plus the step times the candidate's
-    /// BM25F share: in `[0, 1 + step)`, higher is better, comparable within one query.
+    /// Coverage (rounded down to the ranking's step; one step less for an item that only
+    /// asks) plus the step times the candidate's BM25F share: in `[-step, 1 + step)`,
+    /// higher is better, comparable within one query.
     pub score: f64,
     /// The share of the query's IDF this candidate matches (dates included), `0..=1`.
     pub coverage: f64,
@@ -89,6 +90,27 @@ pub struct Ranked {
     pub matched: Vec<TermMatch>,
     /// The query date it was written on, if any.
     pub on_date: Option<DateSpec>,
+    /// Its content only asks (see [`only_asks`]): ranked one coverage step lower.
+    pub asks: bool,
+}
+
+/// Whether a text only asks: it has a sentence and every sentence ends with `?`. A memory
+/// that only asks holds no answer, yet it shares the most words with a question about its
+/// subject (the other speaker asking the same thing, an open question in a note); so it
+/// ranks one coverage step below what it matches — still above items matching less.
+pub fn only_asks(text: &str) -> bool {
+    let mut asked = false;
+    for sentence in text.split_inclusive(['.', '!', '?', '\n']) {
+        let sentence = sentence.trim_end_matches(|c: char| c.is_whitespace() || c == '"' || c == ')');
+        if !sentence.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        if !sentence.ends_with('?') {
+            return false;
+        }
+        asked = true;
+    }
+    asked
 }
 
 struct Analysed {
@@ -211,10 +233,14 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         let date_share = if on_date.is_some() { date_worth } else { 0.0 };
         let coverage = ((matched_idf + date_share) / (total_idf + date_worth)).clamp(0.0, 1.0);
         let step = ranking.coverage_step.clamp(1e-6, 1.0);
-        let tier = (coverage / step + 1e-9).floor() * step;
+        let mut tier = (coverage / step + 1e-9).floor() * step;
+        let asks = only_asks(&item.content);
+        if asks && step < 1.0 {
+            tier -= step;
+        }
         let bm25_share = bm25 / (bm25 + total_idf);
         let score = if step >= 1.0 { bm25_share } else { tier + step * bm25_share };
-        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date });
+        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date, asks });
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     ranked
@@ -295,6 +321,38 @@ mod tests {
         other_day.created_at = "2024-02-01T20:00:00Z".parse().unwrap();
         let order = ranked("What pasta did Kate make on 29 Dec 2023?", vec![other_day, on_day], 100, &[4, 8, 20]);
         assert_eq!(order[0].0, "Pasta night");
+    }
+
+    #[test]
+    fn an_answer_outranks_the_same_question_asked_back() {
+        let order = ranked(
+            "What did Kate cook for the party?",
+            vec![
+                item("What did you cook for the party?", "Emi: What did you cook for the party, Kate?"),
+                item("I made lasagna", "Kate: I made lasagna for the party, and I cook it every year."),
+            ],
+            100,
+            &[10, 5, 8],
+        );
+        assert_eq!(order[0].0, "I made lasagna");
+        // Still found, above an item matching less of the query.
+        let order = ranked(
+            "kate cook party",
+            vec![item("Party", "Kate: party tonight!"), item("Cook?", "Kate: did you cook for the party?")],
+            100,
+            &[10, 5, 8],
+        );
+        assert_eq!(order[0].0, "Cook?");
+    }
+
+    #[test]
+    fn only_a_text_of_questions_asks() {
+        assert!(only_asks("Kevin: What type of plans do you have?"));
+        assert!(only_asks("Really? Where did you go?\n"));
+        assert!(!only_asks("I went to Rome. Have you been?"));
+        assert!(!only_asks("What type of plans do you have"));
+        assert!(!only_asks("Why does the pool deadlock? Because it is too small."));
+        assert!(!only_asks(""));
     }
 
     #[test]

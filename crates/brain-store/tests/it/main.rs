@@ -234,6 +234,21 @@ fn candidates_with_every_query_word_come_before_candidates_with_some() {
 }
 
 #[test]
+fn a_rare_query_word_finds_its_items_however_common_the_other_words_are() {
+    let f = fixture();
+    // Three old items with the rare word, then 2,000 newer ones with the common word only:
+    // only the newest matches of a common word are scored, never at the rare word's cost.
+    let mut items: Vec<Item> = (0..3).map(|n| item(n, "Rotation", &format!("key rotation runbook {n}"))).collect();
+    items.extend((10..2010).map(|n| item(n, "Vault notes", &format!("vault unsealed on node {n}"))));
+    f.store.insert_all(&items, &mut |_| {}).unwrap();
+    let found = candidates(&f.store, "vault rotation", &ItemFilter::default(), 50);
+    assert_eq!(found.items.len(), 50);
+    for rare in &items[..3] {
+        assert!(found.items.iter().any(|item| item.id == rare.id), "{} missing", rare.title);
+    }
+}
+
+#[test]
 fn filters_that_reject_most_candidates_still_return_the_true_top() {
     let f = fixture();
     // 300 approved matches rank above the only draft; the draft filter must still find it.

@@ -40,3 +40,22 @@ fn the_meta_listing_reads_only_its_covering_index() {
         .unwrap();
     assert!(plan.iter().any(|step| step.contains("COVERING INDEX items_layering")), "{plan:?}");
 }
+
+#[test]
+fn a_common_word_s_item_count_is_estimated_closely_and_a_rare_one_counted() {
+    // Past 1,000 matches a word's count is extrapolated from its newest 1,000 (SQLite).
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&dir.path().join("brain.db"), true).unwrap();
+    let items: Vec<brain_core::Item> = (0..3000u64)
+        .map(|n| {
+            let word = if n % 2 == 0 { "even" } else { "odd" };
+            let rare = if n % 300 == 0 { " hundredth" } else { "" };
+            crate::item(n, &format!("note {n}"), &format!("an {word} note{rare}"))
+        })
+        .collect();
+    store.insert_all(&items, &mut |_| {}).unwrap();
+    let found = crate::candidates(&store, "even hundredth", &brain_store::ItemFilter::default(), 10);
+    let [even, hundredth] = found.statistics.document_frequency[..] else { panic!("two terms") };
+    assert!((1350..=1650).contains(&even), "{even} items for 'even', 1500 in truth");
+    assert_eq!(hundredth, 10);
+}
