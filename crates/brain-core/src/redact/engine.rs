@@ -55,9 +55,36 @@ pub(super) fn scan(text: &str) -> Option<Redacted> {
         redactions.push(Redaction { kind: finding.kind, start, end });
     }
     out.push_str(&current[at..]);
+    // A marker can end a word that hid the start of another secret (`ghp_…TOKEN=value`: the
+    // assignment's key began inside the token, so its match overlapped and was not taken):
+    // the output is scanned again until nothing more is found, so redacting twice equals
+    // redacting once. Each round only adds markers, which later rounds never touch; the
+    // bound is a guard. What these rounds find is redacted but not listed in `redactions`
+    // (its place in the input is inside an earlier finding's word).
+    for _ in 0..MAX_EXTRA_ROUNDS {
+        let hits = PATTERNS.matches(&out);
+        let again = find_secrets(&out, |index| hits.matched(index + 1));
+        if again.is_empty() {
+            break;
+        }
+        let mut next = String::with_capacity(out.len());
+        let mut at = 0;
+        for finding in &again {
+            next.push_str(&out[at..finding.range.start]);
+            next.push_str("[REDACTED:");
+            next.push_str(finding.kind);
+            next.push(']');
+            at = finding.range.end;
+        }
+        next.push_str(&out[at..]);
+        out = next;
+    }
     redactions.sort_by_key(|redaction| (redaction.start, redaction.end));
     Some(Redacted { text: out, redactions })
 }
+
+/// Rounds of redaction over the output after the first (see [`scan`]).
+const MAX_EXTRA_ROUNDS: usize = 4;
 
 /// All secrets in `text`, merged so that they do not overlap, ordered by position.
 fn find_secrets(text: &str, may_match: impl Fn(usize) -> bool) -> Vec<Finding> {

@@ -423,3 +423,22 @@ mod markers {
         }
     }
 }
+
+/// Found by fuzzing (`import_line`): an assignment whose key ran on from inside a token
+/// (`ghp_…____TOKEN=value`) overlapped the token and was dropped; once the token became a
+/// marker, a second pass found the assignment. One pass now redacts both.
+mod hidden_behind_a_marker {
+    use super::super::redact_str;
+
+    #[test]
+    fn a_secret_hidden_behind_a_redacted_token_is_found_in_one_pass() {
+        let text = format!(
+            "tokGITHO%(KEN=ghp_EXAMPLE0ex{}{}TTTTOKEN=ghp_EXAM~PLE0eampMxl.PBE",
+            "C".repeat(50),
+            "_".repeat(60)
+        );
+        let once = redact_str(&text).into_owned();
+        assert!(once.ends_with("TOKEN=[REDACTED:secret-assignment]"), "{once}");
+        assert_eq!(redact_str(&once), once, "redacting twice equals once");
+    }
+}
