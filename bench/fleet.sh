@@ -46,6 +46,9 @@ for n in 10000 100000; do
   "$B" --home "$work/h$n" import "$work/items-$n.jsonl" >/dev/null 2>&1
 done
 
+# The replicas' own homes (their config; the items are in PostgreSQL).
+for replica in r1 r2 r3; do "$B" --home "$work/$replica" init >/dev/null; done
+
 echo "== brain migrate --to postgres (load average: $(load))"
 for n in 10000 100000; do
   fresh_db "brain_fleet_$n"
@@ -63,7 +66,14 @@ start() {
   pid=$!
   pids+=("$pid")
   for _ in $(seq 200); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.05; done
-  url="http://$(grep -o 'listening on http://[0-9.:]*' "$log" | cut -d/ -f3)"
+  local address
+  address="$(grep -o 'listening on http://[0-9.:]*' "$log" | cut -d/ -f3 || true)"
+  if [ -z "$address" ]; then
+    echo "brain serve did not start ($home $*):" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  url="http://$address"
 }
 stop() { kill -TERM "$@" 2>/dev/null || true; wait "$@" 2>/dev/null || true; }
 etag_of() { curl -s -D - -o /dev/null "$1/api/v2/brain?project=bench" | tr -d '\r' | awk 'tolower($1)=="etag:" {print $2}'; }
