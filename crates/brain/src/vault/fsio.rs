@@ -192,6 +192,9 @@ pub(crate) fn remove_if_unchanged(path: &Path, expected: &[u8]) -> io::Result<bo
 /// The file that serializes ticks and scans of one home.
 pub(crate) const LOCK_FILE: &str = "tick.lock";
 
+/// How the error of a held lock begins ([`lock`]); callers that may skip a scan check it.
+pub(crate) const BUSY: &str = "another brain tick or vault scan is running on this home";
+
 /// Held for the whole tick or scan; released when dropped (or when the process dies).
 #[derive(Debug)]
 pub(crate) struct VaultLock {
@@ -218,7 +221,7 @@ pub(crate) fn lock(home: &Path, exclusive: bool) -> BrainResult<Option<VaultLock
     match attempt {
         Ok(()) => Ok(Some(VaultLock { _file: file })),
         Err(std::fs::TryLockError::WouldBlock) => Err(BrainError::user_with_hint(
-            format!("another brain tick or vault scan is running on this home (lock {} is held)", path.display()),
+            format!("{BUSY} (lock {} is held)", path.display()),
             "wait for it to finish, then run the command again",
         )),
         Err(std::fs::TryLockError::Error(err)) => {

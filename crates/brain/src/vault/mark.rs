@@ -112,7 +112,7 @@ pub fn mark(
     };
     let path = location.root.join(&relpath);
     let written = append(&path, &block, now)?;
-    let indexed = if written { reindex(brain, location)? } else { true };
+    let indexed = if written { super::scan_unless_busy(brain, location)? } else { true };
     Ok(MarkOutcome { file: relpath, key: block.key.clone(), written, block: render(&block), indexed })
 }
 
@@ -223,7 +223,7 @@ fn arc_file(brain: &Brain, location: &Location, cluster_id: &str) -> BrainResult
         return Err(BrainError::user(format!("arc {cluster_id:?} is not a cluster_id (no paths)")));
     }
     let mut snapshot = scan::load_snapshot(brain)?;
-    if find_arc(&snapshot, &cluster_id).is_none() && reindex(brain, location)? {
+    if find_arc(&snapshot, &cluster_id).is_none() && super::scan_unless_busy(brain, location)? {
         snapshot = scan::load_snapshot(brain)?;
     }
     find_arc(&snapshot, &cluster_id).ok_or_else(|| BrainError::NotFound {
@@ -297,15 +297,6 @@ fn has_key(text: &str, kind: &str, key: &str) -> bool {
             && line.contains(&opener)
             && line.split_whitespace().any(|word| word.trim_end_matches("-->") == attr)
     })
-}
-
-/// Indexes the vault so the block is seen at once; false when a tick or scan holds it.
-fn reindex(brain: &Brain, location: &Location) -> BrainResult<bool> {
-    match super::scan_vault(brain, location, &|_, _| {}) {
-        Ok(_) => Ok(true),
-        Err(BrainError::User { message, .. }) if message.contains("is running on this home") => Ok(false),
-        Err(err) => Err(err),
-    }
 }
 
 #[cfg(test)]

@@ -196,10 +196,15 @@ pub fn refresh_index(brain: &Brain) -> BrainResult<bool> {
     if !vault_path(brain, None).is_dir() {
         return Ok(false);
     }
-    let location = Location::resolve(brain, None, None)?;
-    match scan_vault(brain, &location, &|_, _| {}) {
+    scan_unless_busy(brain, &Location::resolve(brain, None, None)?)
+}
+
+/// Indexes the vault at `location` (incrementally); false, with nothing done, when a tick or
+/// scan holds it (the index is then as the last one left it).
+pub(crate) fn scan_unless_busy(brain: &Brain, location: &Location) -> BrainResult<bool> {
+    match scan_vault(brain, location, &|_, _| {}) {
         Ok(_) => Ok(true),
-        Err(BrainError::User { message, .. }) if message.contains("is running on this home") => Ok(false),
+        Err(BrainError::User { message, .. }) if message.starts_with(fsio::BUSY) => Ok(false),
         Err(err) => Err(err),
     }
 }
