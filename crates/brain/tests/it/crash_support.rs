@@ -84,6 +84,18 @@ pub fn kill_points(full: Duration, trials: usize, seed: u64) -> Vec<Duration> {
 /// (`.<name>.brain-<pid>-<n>.tmp`, `*.tmp`), a claimed access log of a dead process, SQLite's
 /// rollback journal. (`brain.db-wal`/`-shm` belong to a WAL database, not to a crash.)
 pub fn stray_files(root: &Path) -> Vec<PathBuf> {
+    files_under(root)
+        .into_iter()
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let claimed_access_log = name.starts_with("access.jsonl.");
+            name.ends_with(".tmp") || name.contains(".brain-") || name.ends_with("-journal") || claimed_access_log
+        })
+        .collect()
+}
+
+/// Every file below `root` (folders walked, unreadable ones skipped), sorted.
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -92,11 +104,7 @@ pub fn stray_files(root: &Path) -> Vec<PathBuf> {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let claimed_access_log = name.starts_with("access.jsonl.");
-            if name.ends_with(".tmp") || name.contains(".brain-") || name.ends_with("-journal") || claimed_access_log {
+            } else {
                 found.push(path);
             }
         }

@@ -139,22 +139,14 @@ fn transcripts(dir: &Path, sessions: usize, prompts: usize) -> PathBuf {
 /// Every file of a vault's arcs: relative path → contents.
 fn arcs(home: &Path) -> Vec<(String, String)> {
     let root = home.join("vault");
-    let mut found = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "md") {
-                let relative = path.strip_prefix(&root).unwrap().display().to_string();
-                found.push((relative, std::fs::read_to_string(&path).unwrap()));
-            }
-        }
-    }
-    found.sort();
-    found
+    crate::crash_support::files_under(&root)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .map(|path| {
+            let relative = path.strip_prefix(&root).unwrap().display().to_string();
+            (relative, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
 }
 
 #[test]

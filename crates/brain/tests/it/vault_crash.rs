@@ -57,23 +57,14 @@ fn write_vault(home: &Path, old: usize, hot: usize) {
 /// Every markdown file of the vault outside the feed folder: relpath → contents.
 fn vault_files(home: &Path) -> BTreeMap<String, String> {
     let root = home.join("vault");
-    let mut found = BTreeMap::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
+    crate::crash_support::files_under(&root)
+        .into_iter()
+        .filter_map(|path| {
             let relative = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
-            if path.is_dir() {
-                if relative != "brain-feed" {
-                    stack.push(path);
-                }
-            } else if relative.ends_with(".md") {
-                found.insert(relative, std::fs::read_to_string(&path).unwrap());
-            }
-        }
-    }
-    found
+            (relative.ends_with(".md") && !relative.starts_with("brain-feed/"))
+                .then(|| (relative, std::fs::read_to_string(&path).unwrap()))
+        })
+        .collect()
 }
 
 /// `cluster_id`s held by more than one file.
