@@ -319,7 +319,8 @@ impl SqliteStore {
             for chunk in ranked.chunks(batch) {
                 let marks = vec!["?"; chunk.len()].join(", ");
                 let sql = format!("SELECT {columns}, i.seq FROM items i WHERE i.seq IN ({marks}){where_sql}");
-                let mut statement = connection.prepare(&sql).map_err(|e| self.sqlite_error(e))?;
+                // Cached: chunks have `batch` rows but the last, so two texts at most per stage.
+                let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
                 let mut values: Vec<Value> = chunk.iter().map(|(seq, _)| Value::Integer(*seq)).collect();
                 values.extend(filter_values.iter().cloned());
                 let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;

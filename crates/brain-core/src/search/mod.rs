@@ -147,8 +147,9 @@ const MAX_ALL_BUT_ONE_TERMS: usize = 5;
 
 /// The stages that find a query's candidates, from the terms' statistics, in the order of
 /// the coverage their items can reach:
-/// 1. the items containing every term, then (3 to 5 terms) every term but one — an item
-///    missing only the rarest word of a query is still among the best;
+/// 1. the items containing every term, then (3 to 5 terms) every term but one, missing the
+///    most common term first — an item missing only the rarest word of a query is still
+///    among the best;
 /// 2. the items containing a *selective* term and another term — the selective terms are
 ///    the rarest, together in fewer items than the scoring budget (at least the rarest);
 /// 3. the items containing a selective term, so an item with a rare word of the query is
@@ -168,13 +169,18 @@ pub fn plan_stages(statistics: &TermStatistics, limit: usize) -> Vec<CandidateSt
     if count == 1 {
         return stages;
     }
-    if (3..=MAX_ALL_BUT_ONE_TERMS).contains(&count) {
-        // Every term but one: of every two terms, at least one.
-        let pairs = (0..count).flat_map(|first| (first + 1..count).map(move |second| vec![first, second]));
-        stages.push(CandidateStage { groups: pairs.collect(), scored });
-    }
     let mut by_rarity: Vec<usize> = (0..count).collect();
     by_rarity.sort_by_key(|&term| (statistics.document_frequency[term], term));
+    if (3..=MAX_ALL_BUT_ONE_TERMS).contains(&count) {
+        // Every term but one, one stage per missing term, the most common missing first:
+        // the order of the coverage its items reach. Each stage is an AND of terms, so most
+        // match fewer items than asked for and are not scored at all (one stage of every
+        // pair of terms scored every match of each term twice).
+        for &missing in by_rarity.iter().rev() {
+            let groups = (0..count).filter(|&term| term != missing).map(|term| vec![term]).collect();
+            stages.push(CandidateStage { groups, scored });
+        }
+    }
     let mut selective = Vec::new();
     let mut matches = 0u64;
     for &term in &by_rarity {
@@ -272,7 +278,9 @@ mod tests {
             groups(&stages),
             vec![
                 vec![vec![0], vec![1], vec![2]],
-                vec![vec![0, 1], vec![0, 2], vec![1, 2]],
+                vec![vec![1], vec![2]],
+                vec![vec![0], vec![2]],
+                vec![vec![0], vec![1]],
                 vec![vec![2], vec![0, 1]],
                 vec![vec![2]],
                 vec![vec![0, 1, 2]],
@@ -284,10 +292,15 @@ mod tests {
     fn an_item_missing_only_the_rarest_word_comes_before_items_with_the_rarest_alone() {
         // "rules for services/rate-limiter/migrations": the answer lacks "rules".
         let stages = plan_stages(&statistics(&[30, 2_000, 600, 600, 900]), 50);
-        assert_eq!(stages[1].groups.len(), 10);
-        assert!(stages[1].groups.iter().all(|group| group.len() == 2));
-        assert_eq!(stages[2].groups[0], vec![0]);
-        // Long queries skip it (its expression grows with the square of the terms).
+        // Missing the most common term first, the rarest ("rules", 30) last.
+        let missing: Vec<usize> = stages[1..6]
+            .iter()
+            .map(|stage| (0..5).find(|term| !stage.groups.contains(&vec![*term])).unwrap())
+            .collect();
+        assert_eq!(missing, [1, 4, 3, 2, 0]);
+        assert!(stages[1..6].iter().all(|stage| stage.groups.len() == 4));
+        assert_eq!(stages[6].groups[0], vec![0]);
+        // Long queries skip it (a stage per term, each with every other term).
         let long = plan_stages(&statistics(&[30, 2_000, 600, 600, 900, 50]), 50);
         assert_eq!(long[1].groups.len(), 2, "{long:?}");
     }
@@ -295,7 +308,7 @@ mod tests {
     #[test]
     fn selective_terms_are_the_rarest_within_the_budget_and_at_least_one() {
         let stages = plan_stages(&statistics(&[300, 9000, 150, 20_000]), 50);
-        assert_eq!(stages[3].groups, vec![vec![0, 2]]);
+        assert_eq!(stages[6].groups, vec![vec![0, 2]]);
         let stages = plan_stages(&statistics(&[9000, 20_000]), 50);
         assert_eq!(stages[1].groups, vec![vec![0]]);
         // All terms rare: "any of them" is one stage after "all of them".
