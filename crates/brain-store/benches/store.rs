@@ -182,3 +182,38 @@ fn list_metas_100k(bencher: divan::Bencher) {
     let scopes = [brain_core::Scope::Global, brain_core::Scope::Project("bench".into())];
     bencher.bench_local(|| store.read(|read| read.list_metas(&scopes)).expect("list metas"));
 }
+
+/// all-MiniLM-L6-v2's dimension.
+const DIMENSIONS: usize = 384;
+
+/// The realistic 100k store with a unit vector per item (deterministic pseudo-random: the
+/// scan's cost does not depend on the values), under the model name "bench".
+fn filled_with_vectors() -> &'static Filled {
+    static FILLED: LazyLock<Filled> = LazyLock::new(|| {
+        let filled = fill(realistic_items());
+        let mut random = SplitMix64::new(5);
+        for chunk in realistic_items().chunks(5_000) {
+            let vectors: Vec<(String, Vec<f32>)> =
+                chunk.iter().map(|item| (item.id.clone(), unit_vector(&mut random))).collect();
+            filled.store.put_vectors("bench", &vectors).expect("put vectors");
+        }
+        filled
+    });
+    &FILLED
+}
+
+fn unit_vector(random: &mut SplitMix64) -> Vec<f32> {
+    let vector: Vec<f32> = (0..DIMENSIONS).map(|_| random.unit() as f32 - 0.5).collect();
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    vector.into_iter().map(|x| x / norm).collect()
+}
+
+/// The semantic half of a hybrid search at 100k items (the query already embedded): the
+/// 50 approved items nearest to a query vector, as `brain::search` asks for them.
+#[divan::bench(sample_count = 20)]
+fn nearest_50_of_100k(bencher: divan::Bencher) {
+    let store = &filled_with_vectors().store;
+    let filter = ItemFilter { statuses: vec![brain_core::Status::Approved], ..ItemFilter::default() };
+    let query = unit_vector(&mut SplitMix64::new(9));
+    bencher.bench_local(|| store.nearest("bench", &query, &filter, 50).expect("nearest").len());
+}

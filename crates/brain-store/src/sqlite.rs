@@ -22,6 +22,7 @@ pub(crate) mod lean;
 pub(crate) mod search;
 pub(crate) mod tokens;
 pub(crate) mod vault;
+mod vector_index;
 pub(crate) mod vectors;
 
 /// The shipped migrations, in order. Never edit one that has shipped: append a new one.

@@ -5,9 +5,12 @@
 //!
 //! Vectors are derived data: writing them leaves `version` and the write generation alone.
 
-use rusqlite::params_from_iter;
-use rusqlite::types::Value;
+use std::sync::Arc;
 
+use rusqlite::types::Value;
+use rusqlite::{Connection, params_from_iter};
+
+use super::vector_index::{self, MIN_RESCORED, OVERSAMPLE, VectorIndex};
 use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
 use crate::{ItemFilter, StoreResult};
 
@@ -22,8 +25,9 @@ fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|value| value.to_le_bytes()).collect()
 }
 
-fn decode(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|chunk| f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])).collect()
+/// The dot product of a stored vector (little-endian f32) with `query`, of the same length.
+fn similarity(bytes: &[u8], query: &[f32]) -> f32 {
+    bytes.chunks_exact(4).zip(query).map(|(c, q)| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * q).sum()
 }
 
 impl SqliteStore {
@@ -84,6 +88,11 @@ impl SqliteStore {
     /// The `limit` items of `filter` whose vectors of `model` are nearest to `query` (dot
     /// product of normalised vectors = cosine), best first, with their similarity. Vectors
     /// of another length than the query's are skipped.
+    ///
+    /// The model's vectors are scanned in memory (`vector_index`: quantised, shared by the
+    /// process's handles of this database, rebuilt when an item or a vector changed) and the
+    /// best of them re-scored exactly; a filter that leaves too few of those falls back to
+    /// the exact scan in SQL.
     pub fn nearest(
         &self,
         model: &str,
@@ -94,10 +103,89 @@ impl SqliteStore {
         if limit == 0 || query.is_empty() {
             return Ok(Vec::new());
         }
+        let connection = self.lock();
+        let index = self.vector_index(&connection, model, query.len())?;
+        let wanted = limit.saturating_mul(OVERSAMPLE).max(MIN_RESCORED);
+        let candidates = index.candidates(query, wanted);
+        let (where_sql, filter_values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
+        let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
+        let mut scored: Vec<(brain_core::Item, f32, i64)> = Vec::with_capacity(candidates.len());
+        for chunk in candidates.chunks(256) {
+            let marks = vec!["?"; chunk.len()].join(", ");
+            let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
+            let sql = format!(
+                "SELECT {columns}, v.vector, i.seq FROM items i JOIN item_vectors v ON v.seq = i.seq \
+                 WHERE v.model = ? AND i.seq IN ({marks}){where_sql}"
+            );
+            let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+            let mut values = vec![Value::Text(model.to_string())];
+            values.extend(chunk.iter().map(|seq| Value::Integer(*seq)));
+            values.extend(filter_values.iter().cloned());
+            let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+            let column_count = COLUMNS.split(", ").count();
+            while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+                let bytes = row.get_ref(column_count).map_err(|e| self.sqlite_error(e))?.as_blob().unwrap_or(&[]);
+                if bytes.len() != query.len() * 4 {
+                    continue;
+                }
+                let similarity = similarity(bytes, query);
+                let seq: i64 = row.get(column_count + 1).map_err(|e| self.sqlite_error(e))?;
+                scored.push((row_to_item(row, 0, &self.path)?, similarity, seq));
+            }
+        }
+        if scored.len() < limit && candidates.len() < index.len() {
+            // The filter kept fewer than asked of the best candidates: others beyond them
+            // may pass it, and only a scan of every vector within the filter finds them.
+            return self.nearest_by_scan(&connection, model, query, filter, limit);
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+        scored.truncate(limit);
+        Ok(scored.into_iter().map(|(item, similarity, _)| (item, similarity)).collect())
+    }
+
+    /// The in-memory index of `model`'s vectors, current as of this read.
+    fn vector_index(&self, connection: &Connection, model: &str, dimensions: usize) -> StoreResult<Arc<VectorIndex>> {
+        let generation: i64 = connection
+            .prepare_cached("SELECT value FROM meta WHERE key = 'generation'")
+            .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
+            .map_err(|e| self.sqlite_error(e))?;
+        let count: i64 = connection
+            .prepare_cached("SELECT count(*) FROM item_vectors WHERE model = ?1")
+            .and_then(|mut statement| statement.query_row([model], |row| row.get(0)))
+            .map_err(|e| self.sqlite_error(e))?;
+        let tag = (generation as u64, count as u64);
+        if let Some(index) = vector_index::cached(&self.path, model, tag).filter(|index| index.dimensions == dimensions)
+        {
+            return Ok(index);
+        }
+        let mut index = VectorIndex::new(model, tag, dimensions);
+        let mut statement = connection
+            .prepare_cached("SELECT seq, vector FROM item_vectors WHERE model = ?1 ORDER BY seq")
+            .map_err(|e| self.sqlite_error(e))?;
+        let mut rows = statement.query([model]).map_err(|e| self.sqlite_error(e))?;
+        let mut vector = Vec::with_capacity(dimensions);
+        while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+            let seq: i64 = row.get(0).map_err(|e| self.sqlite_error(e))?;
+            let bytes = row.get_ref(1).map_err(|e| self.sqlite_error(e))?.as_blob().unwrap_or(&[]);
+            vector.clear();
+            vector.extend(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+            index.push(seq, &vector);
+        }
+        Ok(vector_index::keep(&self.path, index))
+    }
+
+    /// [`SqliteStore::nearest`] by a scan of every vector of `model` within `filter`.
+    fn nearest_by_scan(
+        &self,
+        connection: &Connection,
+        model: &str,
+        query: &[f32],
+        filter: &ItemFilter,
+        limit: usize,
+    ) -> StoreResult<Vec<(brain_core::Item, f32)>> {
         let (where_sql, mut values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
         values.insert(0, Value::Text(model.to_string()));
-        let connection = self.lock();
         let sql = format!(
             "SELECT v.seq, v.vector FROM item_vectors v JOIN items i ON i.seq = v.seq WHERE v.model = ?{where_sql}"
         );
@@ -111,7 +199,7 @@ impl SqliteStore {
             if bytes.len() != query.len() * 4 {
                 continue;
             }
-            let similarity: f32 = decode(bytes).iter().zip(query).map(|(a, b)| a * b).sum();
+            let similarity = similarity(bytes, query);
             if best.len() == limit && best.last().is_some_and(|(worst, _)| *worst >= similarity) {
                 continue;
             }

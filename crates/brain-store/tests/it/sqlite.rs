@@ -59,3 +59,54 @@ fn a_common_word_s_item_count_is_estimated_closely_and_a_rare_one_counted() {
     assert!((1350..=1650).contains(&even), "{even} items for 'even', 1500 in truth");
     assert_eq!(hundredth, 10);
 }
+
+/// Unit vectors spread on a half circle: item `n` at angle `n` degrees.
+fn at_degrees(degrees: f32) -> Vec<f32> {
+    let angle = degrees.to_radians();
+    vec![angle.cos(), angle.sin()]
+}
+
+#[test]
+fn nearest_neighbours_are_exact_through_the_shared_index_and_see_other_handles_writes() {
+    // The in-memory index is shared by every handle of a database in the process (a
+    // server's pool): a write through one handle is seen by a search through another, and
+    // a filter that keeps few of the best candidates still gets its exact nearest items.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("brain.db");
+    let searcher = Store::open_sqlite(&path, true).unwrap();
+    let writer = Store::open_sqlite(&path, false).unwrap();
+    let items: Vec<brain_core::Item> = (1..=180)
+        .map(|n| {
+            let mut it = super::item(n, &format!("note {n}"), "text");
+            // Only every 30th item is approved: the best candidates are mostly drafts.
+            if n % 30 != 0 {
+                it.status = brain_core::Status::Draft;
+            }
+            it
+        })
+        .collect();
+    writer.insert_all(&items, &mut |_| {}).unwrap();
+    let vectors: Vec<(String, Vec<f32>)> =
+        items.iter().enumerate().map(|(at, it)| (it.id.clone(), at_degrees(at as f32 + 1.0))).collect();
+    writer.put_vectors("m", &vectors[..100]).unwrap();
+    let all = brain_store::ItemFilter::default();
+    let approved = brain_store::ItemFilter { statuses: vec![brain_core::Status::Approved], ..all.clone() };
+    let titles = |near: Vec<(brain_core::Item, f32)>| near.into_iter().map(|(it, _)| it.title).collect::<Vec<_>>();
+    // Query at 45.2 degrees: the nearest are notes 45, 46, 44, 47, 43, …
+    let query = at_degrees(45.2);
+    assert_eq!(titles(searcher.nearest("m", &query, &all, 3).unwrap()), ["note 45", "note 46", "note 44"]);
+    // Approved among the first 100: 60, 30, 90 by distance (the filter rejects almost
+    // every candidate, so the answer comes from the exact scan).
+    assert_eq!(titles(searcher.nearest("m", &query, &approved, 3).unwrap()), ["note 60", "note 30", "note 90"]);
+    // Vectors written through the other handle: 120, 150 and 180 are now candidates too.
+    writer.put_vectors("m", &vectors[100..]).unwrap();
+    assert_eq!(
+        titles(searcher.nearest("m", &at_degrees(170.0), &approved, 2).unwrap()),
+        ["note 180", "note 150"],
+        "the index saw the other handle's vectors"
+    );
+    // Deleting through the other handle drops the item from the answers at once.
+    let note_45 = items[44].id.clone();
+    writer.write(|tx| tx.delete(&note_45)).unwrap();
+    assert_eq!(titles(searcher.nearest("m", &query, &all, 2).unwrap()), ["note 46", "note 44"]);
+}

@@ -1,0 +1,196 @@
+//! The vectors of one model kept in memory for nearest-neighbour search, shared by every
+//! handle of one database in the process (`brain serve` has a pool of them; `brain mcp` one).
+//!
+//! Scanning 100k vectors out of SQLite (and joining each to its item for the filter) is
+//! most of a hybrid search's time at that size; a warm process keeps them here instead,
+//! quantised to one byte a dimension (100k × 384 dimensions: 38 MB, where `f32` would be
+//! 154 MB). The scan over the codes is an integer dot product; its best `limit × OVERSAMPLE`
+//! are then re-scored exactly from their stored `f32` vectors and filtered, so the order
+//! returned is exact among them. When fewer than `limit` of them pass the filter (a filter
+//! that keeps few items), the caller falls back to the exact scan in SQL.
+//!
+//! Validity: the index is tagged with the write generation and the number of vectors of its
+//! model. Every way a vector changes moves one of them: an item deleted or its text changed
+//! (its vector dropped by a trigger) is a write; a vector written by `brain embed` adds one
+//! (the backlog only embeds items without a vector of the model). Both are read on every
+//! search (two indexed reads) and a mismatch rebuilds the index from the table.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// How many candidates per result the quantised scan hands to the exact re-score.
+pub(super) const OVERSAMPLE: usize = 4;
+/// At least this many candidates are re-scored, however small `limit` is.
+pub(super) const MIN_RESCORED: usize = 64;
+
+/// The quantised vectors of one model, and what they were read at.
+pub(super) struct VectorIndex {
+    pub model: String,
+    pub tag: (u64, u64),
+    pub dimensions: usize,
+    seqs: Vec<i64>,
+    /// Per vector: the factor turning its codes back into values (max |value| / 127).
+    scales: Vec<f32>,
+    codes: Vec<i8>,
+}
+
+static INDEXES: LazyLock<Mutex<HashMap<PathBuf, Arc<VectorIndex>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Quantises `vector` to one signed byte a dimension and its scale.
+fn quantise(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
+    let largest = vector.iter().fold(0f32, |largest, value| largest.max(value.abs()));
+    if largest == 0.0 || !largest.is_finite() {
+        codes.extend(std::iter::repeat_n(0, vector.len()));
+        return 0.0;
+    }
+    let factor = 127.0 / largest;
+    codes.extend(vector.iter().map(|value| (value * factor).round().clamp(-127.0, 127.0) as i8));
+    largest / 127.0
+}
+
+/// The dot product of two code vectors (auto-vectorised: widening multiplies into i32).
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
+}
+
+impl VectorIndex {
+    /// An empty index of `model` for vectors of `dimensions`, tagged `tag`.
+    pub fn new(model: &str, tag: (u64, u64), dimensions: usize) -> VectorIndex {
+        VectorIndex {
+            model: model.to_string(),
+            tag,
+            dimensions,
+            seqs: Vec::new(),
+            scales: Vec::new(),
+            codes: Vec::new(),
+        }
+    }
+
+    /// Adds one vector (vectors of another dimension are not indexed, as the scan skips them).
+    pub fn push(&mut self, seq: i64, vector: &[f32]) {
+        if vector.len() != self.dimensions {
+            return;
+        }
+        let scale = quantise(vector, &mut self.codes);
+        self.seqs.push(seq);
+        self.scales.push(scale);
+    }
+
+    pub fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    /// The `count` items whose vectors are nearest to `query` by the quantised dot product,
+    /// best first (ties by seq, so the answer is deterministic).
+    pub fn candidates(&self, query: &[f32], count: usize) -> Vec<i64> {
+        if query.len() != self.dimensions || count == 0 || self.seqs.is_empty() {
+            return Vec::new();
+        }
+        let mut query_codes = Vec::with_capacity(self.dimensions);
+        let query_scale = quantise(query, &mut query_codes);
+        // A min-heap of the best `count` (approximate similarity, then the lower seq first).
+        let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(Score, std::cmp::Reverse<i64>)>> =
+            std::collections::BinaryHeap::with_capacity(count + 1);
+        for (index, codes) in self.codes.chunks_exact(self.dimensions).enumerate() {
+            let similarity = dot(codes, &query_codes) as f32 * self.scales[index] * query_scale;
+            let entry = std::cmp::Reverse((Score(similarity), std::cmp::Reverse(self.seqs[index])));
+            if best.len() < count {
+                best.push(entry);
+            } else if best.peek().is_some_and(|worst| entry < *worst) {
+                best.pop();
+                best.push(entry);
+            }
+        }
+        let mut ranked: Vec<(Score, i64)> =
+            best.into_iter().map(|std::cmp::Reverse((score, std::cmp::Reverse(seq)))| (score, seq)).collect();
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        ranked.into_iter().map(|(_, seq)| seq).collect()
+    }
+}
+
+/// A similarity with a total order (NaN never occurs: codes and scales are finite).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Score(f32);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The index of `path` for `model` if it was read at `tag`.
+pub(super) fn cached(path: &Path, model: &str, tag: (u64, u64)) -> Option<Arc<VectorIndex>> {
+    let indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
+    indexes.get(path).filter(|index| index.model == model && index.tag == tag).cloned()
+}
+
+/// Keeps `index` as the one of `path` (one model per database: the embedder's).
+pub(super) fn keep(path: &Path, index: VectorIndex) -> Arc<VectorIndex> {
+    let index = Arc::new(index);
+    let mut indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
+    indexes.insert(path.to_path_buf(), index.clone());
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pseudo_random_unit(seed: u64, dimensions: usize) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let vector: Vec<f32> = (0..dimensions)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+            })
+            .collect();
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        vector.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn the_quantised_scan_keeps_the_exact_nearest_among_its_candidates() {
+        let dimensions = 384;
+        let vectors: Vec<Vec<f32>> = (0..2_000).map(|seed| pseudo_random_unit(seed, dimensions)).collect();
+        let mut index = VectorIndex::new("m", (1, 2_000), dimensions);
+        for (seq, vector) in vectors.iter().enumerate() {
+            index.push(seq as i64, vector);
+        }
+        for probe in 0..10u64 {
+            let query = pseudo_random_unit(10_000 + probe, dimensions);
+            let mut exact: Vec<(f32, i64)> = vectors
+                .iter()
+                .enumerate()
+                .map(|(seq, vector)| (vector.iter().zip(&query).map(|(a, b)| a * b).sum(), seq as i64))
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let limit = 10;
+            let candidates = index.candidates(&query, (limit * OVERSAMPLE).max(MIN_RESCORED));
+            for (_, seq) in &exact[..limit] {
+                assert!(candidates.contains(seq), "probe {probe}: exact neighbour {seq} missing from the candidates");
+            }
+        }
+    }
+
+    #[test]
+    fn vectors_of_another_dimension_or_zero_are_harmless() {
+        let mut index = VectorIndex::new("m", (0, 0), 4);
+        index.push(1, &[0.0, 0.0, 0.0, 0.0]);
+        index.push(2, &[1.0, 0.0]);
+        index.push(3, &[0.0, 1.0, 0.0, 0.0]);
+        assert_eq!(index.len(), 2);
+        assert_eq!(index.candidates(&[0.0, 1.0, 0.0, 0.0], 5), vec![3, 1]);
+        assert!(index.candidates(&[1.0], 5).is_empty());
+    }
+}
