@@ -876,6 +876,7 @@ mod tests {
             ("[[serve.tokens]]\nname = \"x\"\ntoken = \"0123456789abcdef0\"\n", "serve.tokens", "tokens"),
             ("[serve]\nmax_body_bytes = 1\n", "serve.max_body_bytes", "HTTP server"),
             ("[remote]\ntimeout_ms = 1\n", "remote.timeout_ms", "remote mode belongs to the user"),
+            ("[sync]\nurl = \"http://attacker.example\"\n", "sync.url", "send this brain's items to a server"),
             ("[hooks]\ntimeout_ms = 3600000\n", "hooks.timeout_ms", "how long every agent hook may run"),
             ("[store]\nurl = \"postgres://evil@attacker.example/db\"\n", "store.url", "another database"),
         ];

@@ -210,16 +210,18 @@ fn kill_9_mid_sync_then_a_full_sync_loses_and_repeats_nothing() {
         command
     });
     let trials = crash_support::trials(4);
+    let mut killed = 0;
     for (trial, at) in crash_support::kill_points(full, trials, 17).into_iter().enumerate() {
         batch(600, trial + 1);
         let mut command = crash_support::brain(&a, &a.home, &["sync"]);
         command.env("BRAIN_TOKEN", TOKEN);
-        crash_support::run_and_kill(command, at);
+        killed += usize::from(crash_support::run_and_kill(command, at).killed);
         // The next sync completes whatever the kill left.
         let report = sync(&a);
         assert_eq!(report["pending"], 0, "trial {trial}: {report}");
         assert_eq!(report["unresolved"], 0, "trial {trial}: {report}");
     }
+    assert!(killed > 0, "no trial killed a sync under way");
     let b = machine(&url);
     let report = sync(&b);
     assert_eq!(report["conflicts"], 0);
@@ -227,6 +229,57 @@ fn kill_9_mid_sync_then_a_full_sync_loses_and_repeats_nothing() {
     assert_eq!(on_a.len(), 600 * (trials + 1));
     assert_eq!(ids(&server_env), on_a, "the server has every item once");
     assert_eq!(ids(&b), on_a, "B has every item once");
+}
+
+#[test]
+fn the_server_killed_mid_sync_loses_nothing_once_it_is_back() {
+    let server_env = server_home();
+    let mut server = Server::start(&server_env, &[]);
+    let a = machine(&format!("http://{}", server.address));
+    for (round, kill_after_ms) in [5u64, 40, 120].into_iter().enumerate() {
+        let lines: String = (0..1500)
+            .map(|i| format!("{{\"title\":\"Server crash {round} item {i}\",\"content\":\"item {i} of {round}\"}}\n"))
+            .collect();
+        let file = a.dir.path().join(format!("server{round}.jsonl"));
+        std::fs::write(&file, lines).unwrap();
+        a.brain().args(["import", file.to_str().unwrap()]).assert().success();
+        let mut client = crash_support::brain(&a, &a.home, &["sync"]);
+        client.env("BRAIN_TOKEN", TOKEN).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        let mut client = client.spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(kill_after_ms));
+        server.kill();
+        client.wait().unwrap();
+        // Back (on another port): the next sync completes.
+        server = Server::start(&server_env, &[]);
+        point_at(&a, &format!("http://{}", server.address));
+        let report = sync(&a);
+        assert_eq!((report["pending"].as_u64(), report["unresolved"].as_u64()), (Some(0), Some(0)), "{report}");
+    }
+    let b = machine(&format!("http://{}", server.address));
+    assert_eq!(sync(&b)["conflicts"], 0);
+    assert_eq!(ids(&a).len(), 4500);
+    assert_eq!(ids(&server_env), ids(&a));
+    assert_eq!(ids(&b), ids(&a));
+}
+
+#[test]
+fn a_pull_gets_only_the_scopes_its_token_may_read() {
+    use crate::serve::{READER, with_tokens};
+    let server_env = Env::new();
+    server_env.remember(&["--title", "Demo item", "--content", "for readers of demo", "--scope", "project/demo"]);
+    server_env.remember(&["--title", "Web item", "--content", "for readers of web", "--scope", "project/web"]);
+    with_tokens(&server_env);
+    let server = Server::start(&server_env, &[]);
+    let auth = format!("Bearer {READER}");
+    let pulled = server.request("GET", "/api/v2/sync/pull?scopes=project/*", &[("Authorization", &auth)], None).json();
+    let scopes: Vec<&str> =
+        pulled["changes"].as_array().unwrap().iter().map(|c| c["scope"].as_str().unwrap()).collect();
+    assert_eq!(scopes, ["project/demo"], "{pulled}");
+    assert_eq!(pulled["more"], false);
+    let refused = server.request("GET", "/api/v2/sync/pull?scopes=project/web", &[("Authorization", &auth)], None);
+    assert_eq!(refused.status, 403);
+    let bad = server.request("GET", "/api/v2/sync/pull?limit=5000", &[("Authorization", &auth)], None);
+    assert_eq!(bad.status, 400);
 }
 
 /// Reads one HTTP request (head and `Content-Length` body) and answers 503.
