@@ -333,3 +333,36 @@ fn no_planted_secret_is_in_a_sync_request() {
     crate::secrets_support::assert_clean(&corpus, "the sync request", request.as_bytes());
     let _ = NOW;
 }
+
+#[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn a_server_on_postgres_syncs_two_machines_the_same_way() {
+    use crate::fleet::{Schema, postgres_env};
+    let schema = Schema::new("sync");
+    let server_env = postgres_env(&schema);
+    let config = std::fs::read_to_string(server_env.home.join("config.toml")).unwrap();
+    std::fs::write(
+        server_env.home.join("config.toml"),
+        format!("{config}\n[[serve.tokens]]\nname = \"laptops\"\ntoken = \"{TOKEN}\"\nwrite = [\"project/*\"]\n"),
+    )
+    .unwrap();
+    let server = Server::start(&server_env, &[]);
+    let url = format!("http://{}", server.address);
+    let (a, b) = (machine(&url), machine(&url));
+    let id = a.remember(&["--title", "On PostgreSQL", "--content", "first words"]);
+    let gone = a.remember(&["--title", "Short-lived", "--content", "deleted soon"]);
+    sync(&a);
+    assert_eq!(sync(&b)["pulled"], 2);
+    a.brain().args(["edit", &id, "--content", "A's words"]).assert().success();
+    b.brain().args(["edit", &id, "--content", "B's words"]).assert().success();
+    b.brain().args(["forget", &gone, "--hard"]).assert().success();
+    sync(&b);
+    let report = sync(&a);
+    assert_eq!(report["conflicts"], 1, "{report}");
+    assert_eq!(content(&a, &gone), None, "the deletion reached A");
+    a.brain().args(["sync", "resolve", &id, "--keep", "remote"]).assert().success();
+    assert_eq!(content(&a, &id).as_deref(), Some("B's words"));
+    assert_eq!(sync(&a)["pending"], 0);
+    assert_eq!(ids(&a), ids(&b));
+    assert_eq!(ids(&server_env), ids(&a));
+}
