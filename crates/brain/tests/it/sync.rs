@@ -124,6 +124,8 @@ fn an_item_edited_on_both_machines_is_a_conflict_with_both_versions_until_resolv
     assert_eq!(conflict["id"], id.as_str());
     assert_eq!(conflict["local"]["content"], "We deploy on Thursdays");
     assert_eq!(conflict["remote"]["content"], "We deploy on Wednesdays");
+    let review = b.brain().args(["review"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&review.stderr).contains("1 sync conflict(s) wait"));
     let text = b.brain().args(["sync", "--status"]).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("Thursdays") && text.contains("Wednesdays"), "{text}");
