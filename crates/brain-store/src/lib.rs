@@ -13,6 +13,7 @@ mod jobs;
 mod location;
 mod pg;
 mod sqlite;
+mod sync;
 mod tx;
 
 pub use copy::{CopyReport, copy_all};
@@ -25,6 +26,7 @@ pub use pg::listen::ChangeFeed;
 pub use sqlite::vault::VaultFileRecord;
 pub use sqlite::vectors::VectorJob;
 pub use sqlite::{PageReads, SqliteStore};
+pub use sync::{Change, ChangePage, Keep, PullOutcome, PushOutcome, SyncConflict, same_content};
 pub use tx::{ReadTx, WriteTx};
 
 use brain_core::{Item, Timestamp};

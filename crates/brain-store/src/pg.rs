@@ -16,6 +16,7 @@
 pub(crate) mod listen;
 pub(crate) mod rows;
 pub(crate) mod search;
+pub(crate) mod sync;
 pub(crate) mod tokens;
 pub(crate) mod tx;
 pub(crate) mod vectors;
@@ -43,6 +44,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0002_tokens.sql"),
     include_str!("migrations/postgres/0003_claims.sql"),
     include_str!("migrations/postgres/0004_vectors.sql"),
+    include_str!("migrations/postgres/0005_sync.sql"),
 ];
 
 /// Waiting for a connection when the URL sets no `connect_timeout`.

@@ -20,6 +20,7 @@ use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
 
 pub(crate) mod lean;
 pub(crate) mod search;
+pub(crate) mod sync;
 pub(crate) mod tokens;
 pub(crate) mod vault;
 mod vector_index;
@@ -34,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0005_tokens.sql"),
     include_str!("migrations/sqlite/0006_claims.sql"),
     include_str!("migrations/sqlite/0007_vectors.sql"),
+    include_str!("migrations/sqlite/0008_sync.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.

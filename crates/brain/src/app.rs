@@ -205,7 +205,7 @@ impl Brain {
     /// Redacts every free-text field, validates, and computes the token estimate: the one
     /// gate every write path passes before anything touches disk. Returns how many fields
     /// the redactor changed.
-    fn prepare(&self, item: &mut Item) -> BrainResult<usize> {
+    pub(crate) fn prepare(&self, item: &mut Item) -> BrainResult<usize> {
         // Every free-text field (title, content, rationale, source, files, evidence,
         // dedup_hint, tags, schema_key), redacted before validation so that no error
         // message quotes a secret either.

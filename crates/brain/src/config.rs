@@ -55,6 +55,28 @@ pub struct Config {
     pub embed: crate::embed::EmbedConfig,
     /// Where the store lives (`[store]`; only in the user config).
     pub store: StoreConfig,
+    /// `brain sync` (`[sync]`; only in the user config: the URL sends items off the machine).
+    pub sync: SyncConfig,
+}
+
+/// `[sync]` table: `brain sync` with a `brain serve` (the token comes from `BRAIN_TOKEN`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SyncConfig {
+    /// The server (`http://host:port` or `https://host[:port][/prefix]`); unset: no sync.
+    pub url: Option<String>,
+    /// Scope patterns that travel (`global`, `project/*`, `team/core`, …; `*` is every
+    /// scope but `agent/…`, which travels only when named).
+    pub scopes: Vec<String>,
+    /// The stop and session-end hooks start a background sync at most this often (seconds;
+    /// 0: never).
+    pub interval: u64,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig { url: None, scopes: crate::sync::ScopeSelector::default_patterns(), interval: 300 }
+    }
 }
 
 /// `[search]` table.
@@ -301,6 +323,7 @@ impl Default for Config {
             search: SearchConfig::default(),
             embed: crate::embed::EmbedConfig::default(),
             store: StoreConfig::default(),
+            sync: SyncConfig::default(),
         }
     }
 }
@@ -320,6 +343,7 @@ struct ConfigFile {
     search: Option<toml::Table>,
     embed: Option<toml::Table>,
     store: Option<toml::Table>,
+    sync: Option<toml::Table>,
 }
 
 /// Environment variables that configure brain, read in one place so tests can pass their own.
@@ -435,6 +459,9 @@ fn project_refusal(key: &str) -> &'static str {
         }
         _ if key.starts_with("embed.") || key == "embed" => {
             "it would send item text to a server or load a model file, which a cloned repository must never choose"
+        }
+        _ if key.starts_with("sync.") || key == "sync" => {
+            "it would send this brain's items to a server, which a cloned repository must never choose"
         }
         _ if key.starts_with("remote.") || key == "remote" => {
             "remote mode belongs to the user (`BRAIN_URL`, `--remote`, [remote] in config.toml)"
@@ -566,6 +593,15 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
             hint: None,
         })?;
     }
+    if let Some(table) = file.sync {
+        let mut merged = toml::Table::try_from(&config.sync)
+            .map_err(|err| BrainError::internal(format!("cannot serialize sync config: {err}")))?;
+        merged.extend(table);
+        config.sync = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
+            message: format!("config file {origin}: invalid [sync] table: {}", err.message()),
+            hint: None,
+        })?;
+    }
     if let Some(table) = file.remote {
         let mut merged = toml::Table::try_from(&config.remote)
             .map_err(|err| BrainError::internal(format!("cannot serialize remote config: {err}")))?;
@@ -684,6 +720,13 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # remember and brain to a `brain serve`; the bearer token comes from BRAIN_TOKEN only.
 # [remote]
 # timeout_ms = 10000       # connect + request + response
+
+# Sync: the same brain on every machine through a `brain serve` (`brain sync`); the token
+# comes from BRAIN_TOKEN only. Only here, never in a project's .brain.toml.
+# [sync]
+# url = "https://brain.example.com"
+# scopes = ["global", "project/*", "team/*"]   # "*" = all but agent/…, named agents travel
+# interval = 300           # stop/session-end hooks start a background sync at most this often
 
 # Search. mode: "lexical" (default), "hybrid" or "semantic" (these two need [embed]).
 # [search]
@@ -833,6 +876,7 @@ mod tests {
             ("[[serve.tokens]]\nname = \"x\"\ntoken = \"0123456789abcdef0\"\n", "serve.tokens", "tokens"),
             ("[serve]\nmax_body_bytes = 1\n", "serve.max_body_bytes", "HTTP server"),
             ("[remote]\ntimeout_ms = 1\n", "remote.timeout_ms", "remote mode belongs to the user"),
+            ("[sync]\nurl = \"http://attacker.example\"\n", "sync.url", "send this brain's items to a server"),
             ("[hooks]\ntimeout_ms = 3600000\n", "hooks.timeout_ms", "how long every agent hook may run"),
             ("[store]\nurl = \"postgres://evil@attacker.example/db\"\n", "store.url", "another database"),
         ];

@@ -17,5 +17,6 @@ pub mod search;
 pub mod serve;
 pub mod signals;
 pub mod skills;
+pub mod sync;
 pub mod vault;
 pub mod views;

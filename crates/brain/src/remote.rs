@@ -338,6 +338,20 @@ impl RemoteBrain {
         self.read(response)
     }
 
+    /// Pushes local changes (`POST /api/v2/sync/push`); the server answers per change.
+    pub fn sync_push(&self, request: &crate::sync::PushRequest) -> BrainResult<crate::sync::PushResponse> {
+        let body = serde_json::to_string(request).map_err(|err| BrainError::internal(err.to_string()))?;
+        let call = self.with_common(self.agent.post(self.url("/api/v2/sync/push")), &[]);
+        self.read(call.content_type("application/json").send(body))
+    }
+
+    /// One page of the server's change log after `after` (`GET /api/v2/sync/pull`) in the
+    /// scopes `scopes` (comma-separated patterns).
+    pub fn sync_pull(&self, after: u64, limit: usize, scopes: &str) -> BrainResult<crate::sync::PullResponse> {
+        let params = [("after", after.to_string()), ("limit", limit.to_string()), ("scopes", scopes.to_string())];
+        self.get("/api/v2/sync/pull", &params)
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.target.base_url)
     }

@@ -91,6 +91,12 @@ impl<'c> WriteTx<'c> {
             let sql = "WITH next AS (UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value) \
                        SELECT pg_notify($1, value::text) FROM next";
             session.query(sql, &[&store.namespace.channel]).map_err(|err| store.error(err))?;
+            // The changes this transaction logged get their cursors now, under the
+            // generation's row lock: cursors are handed out in commit order, so a reader
+            // that saw cursor N never later finds a change below N appear (see `sync`).
+            session
+                .execute("UPDATE changes SET seq = nextval('changes_seq') WHERE seq IS NULL", &[])
+                .map_err(|err| store.error(err))?;
         }
         session.commit().map_err(|err| store.error(err))
     }
@@ -355,7 +361,7 @@ impl<'c> ReadTx<'c> {
         self.session.into_inner().commit().map_err(|err| store.error(err))
     }
 
-    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
+    pub(super) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> StoreResult<Vec<Row>> {
         self.session.borrow_mut().query(sql, params).map_err(|err| self.store.error(err))
     }
 

@@ -17,8 +17,8 @@ const IDS_PER_QUERY: usize = 500;
 
 /// SQLite's side of a [`crate::ReadTx`]: one deferred transaction (a WAL snapshot).
 pub struct ReadTx<'conn> {
-    connection: &'conn Connection,
-    store: &'conn SqliteStore,
+    pub(super) connection: &'conn Connection,
+    pub(super) store: &'conn SqliteStore,
 }
 
 impl SqliteStore {

@@ -12,6 +12,7 @@ use brain_store::{ItemFilter, Store, StoreError};
 mod backend;
 mod postgres;
 mod sqlite;
+mod sync;
 mod vault;
 
 use backend::fixture;

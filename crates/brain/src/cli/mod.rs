@@ -111,6 +111,8 @@ pub enum Command {
     Token(commands::token::Args),
     /// Copy this home's store into another (a fleet's PostgreSQL), all or nothing
     Migrate(commands::migrate::Args),
+    /// Push this home's changes to a brain serve and pull the server's ([sync] url, BRAIN_TOKEN); --status, resolve
+    Sync(commands::sync::Args),
 }
 
 /// Parses the process arguments, runs the command and returns the exit code.
@@ -217,6 +219,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Plugin(args) => commands::plugin::run(&context, args, json),
         Command::Serve(args) => commands::serve::run(&context, args, cli.now.is_some()),
         Command::Token(args) => commands::token::run(&context, args, json),
+        Command::Sync(args) => commands::sync::run(&context, args, json),
         Command::Migrate(args) => commands::migrate::run(&context, args, json),
     }
 }

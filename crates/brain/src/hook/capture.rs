@@ -46,6 +46,10 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
     run.fail_open(hook_event, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
         let quiet = super::quiet_payload(host, hook_event);
         let Started { input, deadline, context, config } = start(progress, context, stdin)?;
+        // A background `brain sync` when one is due; never waited for, never failing the hook.
+        if let Err(err) = crate::sync::trigger_background(&context) {
+            write_log(&context.home, "sync", None, &err.to_string(), LogPolicy::ExistingHome);
+        }
         if host == Host::Cursor {
             let brain = Brain::open(&context)?;
             let cap = super::hosts::size_cap(host, &config);

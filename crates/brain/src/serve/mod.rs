@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod signals;
 pub mod state;
+pub mod sync_routes;
 pub mod tokens;
 
 use std::net::SocketAddr;
@@ -195,6 +196,8 @@ fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
         ("get", "/api/v2/signals") => get(fleet::signals),
         ("post", "/api/v2/tick") => post(fleet::post_tick),
         ("post", "/api/v2/markers") => post(markers::post_marker),
+        ("post", "/api/v2/sync/push") => post(sync_routes::push),
+        ("get", "/api/v2/sync/pull") => get(sync_routes::pull),
         ("get", "/metrics") => get(api::metrics),
         ("get", "/openapi.json") => get(api::openapi),
         ("get", "/") => get(dashboard::index),

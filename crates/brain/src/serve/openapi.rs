@@ -304,6 +304,33 @@ pub const ROUTES: &[RouteDoc] = &[
         errors: &[400, 401, 403, 404, 409, 413, 415],
     },
     RouteDoc {
+        method: "post",
+        path: "/api/v2/sync/push",
+        public: false,
+        mount: Mount::Timed,
+        summary: "brain sync: push local changes (at most 500); each applies only on its baseVersion (else conflict), a replay is recognised by its content; redacted and validated like every write; write grant on each change's scope and the stored item's",
+        params: &[NOW],
+        body: Some("SyncPush"),
+        ok: (200, "{results: [{id, status: accepted|conflict, version}]}"),
+        errors: &[400, 401, 403, 413, 415],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/sync/pull",
+        public: false,
+        mount: Mount::Timed,
+        summary: "brain sync: the change log after a cursor (items and tombstones) in the scopes the token may read and `scopes` asks for; at most 1000 rows and 4 MiB a page",
+        params: &[
+            q("after", "integer", "The cursor pulled through (default 0)"),
+            q("limit", "integer", "Log rows to read (1 to 1000)"),
+            q("scopes", "string", "Comma-separated scope patterns (default global,project/*,team/*)"),
+            NOW,
+        ],
+        body: None,
+        ok: (200, "{changes: [{id, scope, version, item|null}], next, more}"),
+        errors: &[400, 401, 403],
+    },
+    RouteDoc {
         method: "get",
         path: "/readyz",
         public: true,
@@ -496,7 +523,10 @@ pub fn document() -> Value {
                 "MarkerDraft": {"type": "object", "required": ["type", "text"], "additionalProperties": false,
                                 "description": "A marker block for the vault; text at most 8 KiB, without <!-- --> or code fences",
                                 "properties": {"type": {"type": "string", "enum": ["lesson", "signal", "decision", "todo", "inject"]}, "text": {"type": "string"}, "arc": {"type": "string", "description": "cluster_id of the arc (default: the inbox note)"}, "severity": {"type": "string", "enum": ["info", "warning", "critical", "nuclear", "resolved"]}, "source": {"type": "string"}, "target": {"type": "string"}, "key": {"type": "string", "description": "idempotency key (default: a digest of the block)"}}},
-                "JsonRpc": {"type": "object", "description": "An MCP JSON-RPC message"}
+                "JsonRpc": {"type": "object", "description": "An MCP JSON-RPC message"},
+                "SyncPush": {"type": "object", "required": ["changes"], "additionalProperties": false,
+                             "properties": {"changes": {"type": "array", "maxItems": 500, "items": {"type": "object", "required": ["id", "scope", "version", "item"],
+                                 "properties": {"id": {"type": "string"}, "scope": {"type": "string"}, "version": {"type": "integer"}, "baseVersion": {"type": "integer", "description": "the server version the change was made on (0: new)"}, "item": {"description": "the item (SPEC §2.1), or null for a deletion"}}}}}}
             }
         },
         "security": [{"bearer": []}]

@@ -396,6 +396,8 @@ fn the_security_matrix_of_every_route() {
     let draft = json!({"title": "Matrix", "content": "created by the matrix"}).to_string();
     let patch = json!({"importance": 5}).to_string();
     let marker = json!({"type": "lesson", "text": "a lesson for the inbox"}).to_string();
+    // A deletion of an item the server never had: accepted, nothing to write.
+    let push = json!({"changes": [{"id": "mem_01JD0000000000000000000000", "scope": "project/demo", "version": 1, "baseVersion": 0, "item": null}]}).to_string();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let item_path = |id: &str, action: &str| format!("/api/v2/items/{id}{action}");
     // (method, table path, target, body, own token, [statuses by column])
@@ -467,6 +469,17 @@ fn the_security_matrix_of_every_route() {
         // A block for the inbox needs a write grant on global, which no token of the matrix has
         // (an arc's block needs its project's: tests/it/vault_mark.rs).
         row("post", "/api/v2/markers", "/api/v2/markers", Some(&marker), WRITER, [401, 401, 403, 421, 403, 403]),
+        // Sync pushes need the write grant on each change's scope, pulls the read grant on each
+        // scope named (wildcards are narrowed to the grants).
+        row("post", "/api/v2/sync/push", "/api/v2/sync/push", Some(&push), WRITER, [401, 401, 403, 421, 403, 200]),
+        row(
+            "get",
+            "/api/v2/sync/pull",
+            "/api/v2/sync/pull?scopes=project/demo",
+            None,
+            READER,
+            [401, 401, 403, 421, 403, 200],
+        ),
         // Any valid token may read the metrics (they hold no store text).
         row("get", "/metrics", "/metrics", None, READER, [401, 401, 200, 421, 403, 200]),
         row("get", "/openapi.json", "/openapi.json", None, READER, [200, 200, 200, 421, 403, 200]),

@@ -29,6 +29,7 @@ pub mod show;
 pub mod skill;
 pub mod status;
 pub mod supersede;
+pub mod sync;
 pub mod tick;
 pub mod token;
 pub mod vault;

@@ -34,6 +34,15 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             }
             eprintln!("review one with `brain review ID --ok` or `--fail`");
         }
+        // Items changed on two machines wait for a decision too (stderr: the list stays data).
+        let conflicts = brain.store().read(|tx| tx.sync_conflicts())?;
+        if !conflicts.is_empty() {
+            eprintln!(
+                "{} sync conflict(s) wait: `brain sync --status` shows both versions, \
+                 `brain sync resolve ID --keep local|remote` settles one",
+                conflicts.len()
+            );
+        }
         return Ok(());
     };
     if !args.ok && !args.fail {

@@ -1,0 +1,363 @@
+//! What `brain sync` needs from a store, on every backend: the change log read by cursor,
+//! a pushed change applied with its version checked (the server's side), a pulled change
+//! applied without overwriting a local edit (the synced copy's side), conflicts kept and
+//! resolved, and each server's cursor.
+//!
+//! The log itself is written by triggers (migrations `0008_sync` / `0005_sync`): one row
+//! per item with the item's latest change under a cursor that only grows, a tombstone when
+//! it is deleted, and a `pending` mark until a server has acknowledged it. The rules on top
+//! live here once; the backends supply row operations (`sqlite/sync.rs`, `pg/sync.rs`).
+
+use brain_core::{Item, Timestamp};
+
+use crate::tx::{ReadBackend, WriteBackend};
+use crate::{ReadTx, StoreError, StoreResult, WriteTx};
+
+/// One entry of the change log: an item's latest state at cursor `seq`, or its tombstone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    /// The cursor of this change in the log it was read from (0 when it was not read from
+    /// a log, e.g. a change received over the network).
+    pub seq: u64,
+    pub id: String,
+    /// The item's scope (a tombstone keeps the scope of the deleted item).
+    pub scope: String,
+    /// The item's version in the log it was read from; a tombstone's is one past the
+    /// deleted item's.
+    pub version: u64,
+    /// For a pending local change: the server's version this copy last agreed with (0:
+    /// never synced). The server applies the change only on that version.
+    pub base_version: u64,
+    /// The item; `None` for a tombstone.
+    pub item: Option<Item>,
+}
+
+/// A page of the change log.
+#[derive(Clone, Debug, Default)]
+pub struct ChangePage {
+    pub changes: Vec<Change>,
+    /// The cursor to continue from: the last row read (kept or not), else the one asked for.
+    pub next: u64,
+    /// Whether rows past `next` may exist (the page was full).
+    pub more: bool,
+}
+
+/// What the server did with a pushed change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushOutcome {
+    /// Stored (or already stored: a replayed push); the server's version now.
+    Accepted { version: u64 },
+    /// The server's item changed since the pusher's base: nothing written; its version.
+    Conflict { version: u64 },
+}
+
+/// What a synced copy did with a pulled change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PullOutcome {
+    /// The local item now matches the server's.
+    Applied,
+    /// Nothing to do: already seen, or the same content.
+    Unchanged,
+    /// Changed here and there since the last sync: the server's version is kept beside the
+    /// local one as a conflict.
+    Conflict,
+}
+
+/// An item changed on both sides since the last sync, both versions kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncConflict {
+    pub id: String,
+    /// The local item (`None`: deleted here).
+    pub local: Option<Item>,
+    pub remote_version: u64,
+    /// The server's item (`None`: deleted there).
+    pub remote: Option<Item>,
+    pub found_at: Timestamp,
+}
+
+/// Which side of a conflict to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    Local,
+    Remote,
+}
+
+/// One row of the `changes` table, as the backends read it.
+#[derive(Clone, Debug)]
+pub(crate) struct ChangeRow {
+    /// `None` on PostgreSQL until the writing transaction commits.
+    pub seq: Option<u64>,
+    pub id: String,
+    pub scope: String,
+    pub version: u64,
+    pub deleted: bool,
+    pub pending: bool,
+}
+
+/// A stored conflict: the server's version and its item as JSON (`None`: a tombstone).
+#[derive(Clone, Debug)]
+pub(crate) struct ConflictRow {
+    pub id: String,
+    pub remote_version: u64,
+    pub remote: Option<String>,
+    pub found_at: Timestamp,
+}
+
+/// True when two items say the same thing: every field but the version, the access
+/// bookkeeping (count, time, reinforced strength) and the token count (each copy's own
+/// tokenizer), which each copy keeps for itself.
+pub fn same_content(a: &Item, b: &Item) -> bool {
+    fn plain(item: &Item) -> Item {
+        let mut plain = item.clone();
+        plain.version = 0;
+        plain.access_count = 0;
+        plain.last_accessed_at = None;
+        plain.strength = 0.0;
+        plain.tokens = 0;
+        plain
+    }
+    plain(a) == plain(b)
+}
+
+fn same_state(local: Option<&Item>, remote: Option<&Item>) -> bool {
+    match (local, remote) {
+        (Some(local), Some(remote)) => same_content(local, remote),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+macro_rules! write_dispatch {
+    ($self:expr, $tx:ident => $call:expr) => {
+        match $self {
+            WriteBackend::Sqlite($tx) => $call,
+            WriteBackend::Postgres($tx) => $call,
+        }
+    };
+}
+
+macro_rules! read_dispatch {
+    ($self:expr, $tx:ident => $call:expr) => {
+        match $self {
+            ReadBackend::Sqlite($tx) => $call,
+            ReadBackend::Postgres($tx) => $call,
+        }
+    };
+}
+
+fn into_change(row: ChangeRow, item: Option<Item>, base_version: u64) -> Change {
+    Change {
+        seq: row.seq.unwrap_or(0),
+        id: row.id,
+        scope: row.scope,
+        version: row.version,
+        base_version,
+        item: if row.deleted { None } else { item },
+    }
+}
+
+impl ReadTx<'_> {
+    /// The change log after cursor `after`, at most `limit` rows read, in cursor order;
+    /// rows whose scope `keep` refuses are read (the cursor passes them) but left out.
+    pub fn changes_since(&self, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> StoreResult<ChangePage> {
+        let rows = read_dispatch!(&self.backend, tx => tx.change_rows(after, limit.max(1), false))?;
+        Ok(page(rows, after, limit.max(1), keep))
+    }
+
+    /// The local changes no server has acknowledged, after cursor `after` (within one sync
+    /// run), at most `limit` rows read; items in conflict wait for their resolution.
+    pub fn pending_changes(&self, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> StoreResult<ChangePage> {
+        let rows = read_dispatch!(&self.backend, tx => tx.change_rows(after, limit.max(1), true))?;
+        Ok(page(rows, after, limit.max(1), keep))
+    }
+
+    /// How many local changes wait for a push (items in conflict included).
+    pub fn count_pending(&self) -> StoreResult<u64> {
+        read_dispatch!(&self.backend, tx => tx.count_pending())
+    }
+
+    /// The newest cursor of the change log (0 when empty).
+    pub fn last_change(&self) -> StoreResult<u64> {
+        read_dispatch!(&self.backend, tx => tx.last_change())
+    }
+
+    /// Every unresolved conflict, by id.
+    pub fn sync_conflicts(&self) -> StoreResult<Vec<SyncConflict>> {
+        let rows = read_dispatch!(&self.backend, tx => tx.conflict_rows())?;
+        let ids: Vec<&str> = rows.iter().map(|row| row.id.as_str()).collect();
+        let mut locals = self.get_many(&ids)?;
+        rows.into_iter()
+            .map(|row| {
+                let local = locals.iter().position(|item| item.id == row.id).map(|index| locals.swap_remove(index));
+                conflict_from_row(row, local)
+            })
+            .collect()
+    }
+
+    /// A named cursor (`pull:<url>`, …); 0 when never set.
+    pub fn sync_cursor(&self, name: &str) -> StoreResult<u64> {
+        read_dispatch!(&self.backend, tx => tx.cursor(name))
+    }
+}
+
+fn page(
+    rows: Vec<(ChangeRow, Option<Item>, u64)>,
+    after: u64,
+    limit: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> ChangePage {
+    let more = rows.len() >= limit;
+    let next = rows.last().and_then(|(row, _, _)| row.seq).unwrap_or(after);
+    let changes = rows
+        .into_iter()
+        .filter(|(row, _, _)| keep(&row.scope))
+        .map(|(row, item, base)| into_change(row, item, base))
+        .collect();
+    ChangePage { changes, next, more }
+}
+
+fn conflict_from_row(row: ConflictRow, local: Option<Item>) -> StoreResult<SyncConflict> {
+    let remote = row
+        .remote
+        .as_deref()
+        .map(serde_json::from_str::<Item>)
+        .transpose()
+        .map_err(|err| StoreError::InvalidRow { id: row.id.clone(), detail: format!("conflict copy: {err}") })?;
+    Ok(SyncConflict { id: row.id, local, remote_version: row.remote_version, remote, found_at: row.found_at })
+}
+
+impl WriteTx<'_> {
+    /// The server's side of a push: applies `change` when the stored version (an item's,
+    /// a tombstone's, or 0 for an id never seen) is the change's `base_version`. A change
+    /// whose content is already stored is accepted without a write, so a push replayed
+    /// after a lost answer is recognised and repeats nothing.
+    pub fn apply_pushed(&mut self, change: &Change) -> StoreResult<PushOutcome> {
+        if let Some(item) = &change.item
+            && item.id != change.id
+        {
+            return Err(StoreError::InvalidRow {
+                id: change.id.clone(),
+                detail: format!("pushed item carries id {}", item.id),
+            });
+        }
+        let current = self.get(&change.id)?;
+        let current_version = match &current {
+            Some(item) => item.version,
+            None => self.change_row(&change.id)?.map_or(0, |row| row.version),
+        };
+        if same_state(current.as_ref(), change.item.as_ref()) {
+            return Ok(PushOutcome::Accepted { version: current_version });
+        }
+        if change.base_version != current_version {
+            return Ok(PushOutcome::Conflict { version: current_version });
+        }
+        let version = self.write_state(&change.id, current.as_ref(), change.item.as_ref(), current_version)?;
+        Ok(PushOutcome::Accepted { version })
+    }
+
+    /// The synced copy's side of a push answer: the server stored the change read at `seq`
+    /// as its `version`. The change stops being pending unless the item changed again
+    /// since it was read (then it stays pending, on top of the new base).
+    pub fn acknowledge_push(&mut self, id: &str, seq: u64, version: u64) -> StoreResult<()> {
+        self.set_sync_base(id, version)?;
+        write_dispatch!(&mut self.backend, tx => tx.settle_change(id, Some(seq)))?;
+        Ok(())
+    }
+
+    /// The synced copy's side of a pull: applies the server's `change` unless this copy
+    /// already has it (its base is as new) or changed the item too since the last sync —
+    /// then the server's version is kept as a conflict beside the local one, never
+    /// written over it.
+    pub fn apply_pulled(&mut self, change: &Change, now: Timestamp) -> StoreResult<PullOutcome> {
+        if change.version <= self.sync_base(&change.id)? {
+            return Ok(PullOutcome::Unchanged);
+        }
+        let pending = self.change_row(&change.id)?.is_some_and(|row| row.pending);
+        let local = self.get(&change.id)?;
+        let equal = same_state(local.as_ref(), change.item.as_ref());
+        if pending && !equal {
+            let remote = change.item.as_ref().map(serde_json::to_string).transpose().map_err(|err| {
+                StoreError::InvalidRow { id: change.id.clone(), detail: format!("conflict copy: {err}") }
+            })?;
+            let row = ConflictRow { id: change.id.clone(), remote_version: change.version, remote, found_at: now };
+            write_dispatch!(&mut self.backend, tx => tx.put_conflict(&row))?;
+            return Ok(PullOutcome::Conflict);
+        }
+        if !equal {
+            let local_version = local.as_ref().map_or(0, |item| item.version);
+            self.write_state(&change.id, local.as_ref(), change.item.as_ref(), local_version)?;
+        }
+        write_dispatch!(&mut self.backend, tx => tx.settle_change(&change.id, None))?;
+        self.set_sync_base(&change.id, change.version)?;
+        Ok(if equal { PullOutcome::Unchanged } else { PullOutcome::Applied })
+    }
+
+    /// Resolves a conflict: `Local` keeps this copy's item and makes it the next push (on
+    /// top of the server's version, so the server takes it); `Remote` replaces the local
+    /// item with the server's. `NotFound` when `id` is not in conflict.
+    pub fn resolve_conflict(&mut self, id: &str, keep: Keep) -> StoreResult<()> {
+        let row = write_dispatch!(&self.backend, tx => tx.conflict_row(id))?
+            .ok_or_else(|| StoreError::NotFound { id: id.to_string() })?;
+        let local = self.get(id)?;
+        let conflict = conflict_from_row(row, local)?;
+        match keep {
+            Keep::Local => {
+                self.set_sync_base(id, conflict.remote_version)?;
+                write_dispatch!(&mut self.backend, tx => tx.mark_pending(id))?;
+            }
+            Keep::Remote => {
+                if !same_state(conflict.local.as_ref(), conflict.remote.as_ref()) {
+                    let local_version = conflict.local.as_ref().map_or(0, |item| item.version);
+                    self.write_state(id, conflict.local.as_ref(), conflict.remote.as_ref(), local_version)?;
+                }
+                write_dispatch!(&mut self.backend, tx => tx.settle_change(id, None))?;
+                self.set_sync_base(id, conflict.remote_version)?;
+            }
+        }
+        write_dispatch!(&mut self.backend, tx => tx.remove_conflict(id))?;
+        Ok(())
+    }
+
+    /// Sets a named cursor, in this transaction (so it moves exactly when what it counts
+    /// commits).
+    pub fn set_sync_cursor(&mut self, name: &str, value: u64) -> StoreResult<()> {
+        write_dispatch!(&mut self.backend, tx => tx.set_cursor(name, value))
+    }
+
+    fn sync_base(&self, id: &str) -> StoreResult<u64> {
+        write_dispatch!(&self.backend, tx => tx.sync_base(id))
+    }
+
+    fn set_sync_base(&mut self, id: &str, version: u64) -> StoreResult<()> {
+        write_dispatch!(&mut self.backend, tx => tx.set_sync_base(id, version))
+    }
+
+    fn change_row(&self, id: &str) -> StoreResult<Option<ChangeRow>> {
+        write_dispatch!(&self.backend, tx => tx.change_row(id))
+    }
+
+    /// Makes the stored state of `id` `wanted` (an item or nothing), from `current` whose
+    /// version (or tombstone's) is `current_version`. Returns the version stored.
+    fn write_state(
+        &mut self,
+        id: &str,
+        current: Option<&Item>,
+        wanted: Option<&Item>,
+        current_version: u64,
+    ) -> StoreResult<u64> {
+        match (current, wanted) {
+            (Some(_), Some(item)) => Ok(self.update(item, Some(current_version))?.version),
+            (None, Some(item)) => {
+                let mut item = item.clone();
+                item.version = current_version + 1;
+                self.insert(&item)?;
+                Ok(item.version)
+            }
+            (Some(_), None) => {
+                self.delete(id)?;
+                Ok(current_version + 1)
+            }
+            (None, None) => Ok(current_version),
+        }
+    }
+}

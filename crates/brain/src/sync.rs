@@ -1,0 +1,541 @@
+//! `brain sync`: the same brain on every machine. Each machine keeps its own home (reads and
+//! hooks stay local); changes travel both ways through a `brain serve`, by cursor.
+//!
+//! The model is atuin's sync, adapted to items that change: every store keeps a change log
+//! (`brain_store::sync`: one row per item, its latest change under a growing cursor,
+//! tombstones for deletions). A sync *pushes* the changes no server has acknowledged yet,
+//! each with the server version it was based on (`baseVersion`), which the server applies
+//! only on that version — a push replayed after a lost answer is recognised by its content
+//! and repeats nothing — then *pulls* the server's log after this copy's cursor, page by
+//! page, each page applied in one transaction with the cursor moved in the same one. An
+//! item changed on both sides since the last sync is never overwritten: the server's
+//! version is kept beside the local one as a conflict until `brain sync resolve`.
+//!
+//! This module is above `Brain` (like `remote`): the wire types, the scope selection, the
+//! server's halves of the two routes (`accept_push`, `pull_page`) and the client's run.
+
+use brain_core::{Item, Scope};
+use brain_store::{Change, ChangePage, PullOutcome, PushOutcome, StoreError};
+use serde::{Deserialize, Serialize};
+
+use crate::app::Brain;
+use crate::error::{BrainError, BrainResult};
+use crate::remote::RemoteBrain;
+
+/// Most changes one push request carries (the server refuses more), and one pull page holds.
+pub const MAX_PUSH_CHANGES: usize = 500;
+/// Changes the client sends per push request: a request stays well inside the client's
+/// time-out on a busy server (under load 7–12 a 500-change request of a 100k first sync
+/// took 5–10 s), and a request cut off by a time-out costs less to replay.
+pub const PUSH_BATCH: usize = 200;
+pub const MAX_PULL_CHANGES: usize = 1000;
+/// A push request is cut before its JSON reaches this size (the server takes 1 MiB by
+/// default); a pull answer likewise stays under [`MAX_PULL_BYTES`].
+pub const MAX_PUSH_BYTES: usize = 512 * 1024;
+pub const MAX_PULL_BYTES: usize = 4 * 1024 * 1024;
+
+/// Which scopes travel: the `[sync] scopes` patterns — `global`, `project/NAME`,
+/// `team/NAME`, `agent/NAME`, `project/*`, `team/*`, `agent/*`, or `*` for every scope but
+/// agents' (an agent's private memory travels only when a pattern names `agent/…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeSelector {
+    patterns: Vec<String>,
+}
+
+impl ScopeSelector {
+    /// The default: global, every project and every team.
+    pub fn default_patterns() -> Vec<String> {
+        vec!["global".into(), "project/*".into(), "team/*".into()]
+    }
+
+    pub fn parse(patterns: &[String]) -> BrainResult<ScopeSelector> {
+        let mut checked = Vec::new();
+        for pattern in patterns {
+            let pattern = pattern.trim();
+            let valid = pattern == "*"
+                || matches!(pattern, "project/*" | "team/*" | "agent/*")
+                || Scope::parse(pattern).is_ok();
+            if !valid {
+                return Err(BrainError::Config {
+                    message: format!("[sync] scopes: invalid pattern {pattern:?}"),
+                    hint: Some(
+                        "use global, project/NAME, team/NAME, agent/NAME, project/*, team/*, agent/* or *".into(),
+                    ),
+                });
+            }
+            checked.push(pattern.to_string());
+        }
+        Ok(ScopeSelector { patterns: checked })
+    }
+
+    /// Whether items of `scope` travel.
+    pub fn matches(&self, scope: &str) -> bool {
+        self.patterns.iter().any(|pattern| match pattern.as_str() {
+            "*" => !scope.starts_with("agent/"),
+            _ => match pattern.strip_suffix("/*") {
+                Some(kind) => scope.split_once('/').is_some_and(|(prefix, _)| prefix == kind),
+                None => pattern == scope,
+            },
+        })
+    }
+
+    /// The patterns that name one scope (not a wildcard).
+    pub fn exact_scopes(&self) -> Vec<Scope> {
+        self.patterns.iter().filter_map(|pattern| Scope::parse(pattern).ok()).collect()
+    }
+
+    /// The patterns joined with commas (the `scopes=` parameter of a pull).
+    pub fn to_param(&self) -> String {
+        self.patterns.join(",")
+    }
+
+    pub fn from_param(text: &str) -> BrainResult<ScopeSelector> {
+        let patterns: Vec<String> = text.split(',').filter(|p| !p.trim().is_empty()).map(str::to_string).collect();
+        ScopeSelector::parse(&patterns).map_err(|err| BrainError::user(err.to_string()))
+    }
+}
+
+/// One change on the wire: an item's state (or tombstone, `item: null`) and versions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WireChange {
+    pub id: String,
+    pub scope: String,
+    /// The version in the log it was read from (the server's, in a pull).
+    pub version: u64,
+    /// In a push: the server version the change was made on (0: never synced).
+    #[serde(default)]
+    pub base_version: u64,
+    pub item: Option<Item>,
+}
+
+impl WireChange {
+    fn from_change(change: Change) -> WireChange {
+        WireChange {
+            id: change.id,
+            scope: change.scope,
+            version: change.version,
+            base_version: change.base_version,
+            item: change.item,
+        }
+    }
+
+    fn into_change(self) -> Change {
+        Change {
+            seq: 0,
+            id: self.id,
+            scope: self.scope,
+            version: self.version,
+            base_version: self.base_version,
+            item: self.item,
+        }
+    }
+}
+
+/// `POST /api/v2/sync/push` body.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushRequest {
+    pub changes: Vec<WireChange>,
+}
+
+/// What the server did with one pushed change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PushResult {
+    pub id: String,
+    /// `accepted` or `conflict`.
+    pub status: String,
+    /// The server's version of the item now.
+    pub version: u64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PushResponse {
+    pub results: Vec<PushResult>,
+}
+
+/// `GET /api/v2/sync/pull` answer: a page of the server's log after `after`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PullResponse {
+    pub changes: Vec<WireChange>,
+    /// The cursor to ask from next.
+    pub next: u64,
+    /// More changes may follow `next`.
+    pub more: bool,
+}
+
+/// The pushed item, checked as every write is (`Brain::prepare`: redaction, validation,
+/// token count), and its scope agreeing with the change's.
+fn prepared_change(brain: &Brain, wire: WireChange) -> BrainResult<Change> {
+    brain_core::item::validate_id(&wire.id)
+        .map_err(|err| BrainError::user(format!("pushed change: {}", err.message)))?;
+    if wire.id.starts_with("mem_v") {
+        return Err(BrainError::user(format!("pushed change {}: vault-derived items do not sync", wire.id)));
+    }
+    Scope::parse(&wire.scope).map_err(|err| BrainError::user(format!("pushed change {}: {err}", wire.id)))?;
+    let mut change = wire.into_change();
+    if let Some(item) = change.item.as_mut() {
+        if item.id != change.id || item.scope.to_string() != change.scope {
+            return Err(BrainError::user(format!(
+                "pushed change {}: the item's id and scope must be the change's",
+                change.id
+            )));
+        }
+        brain.prepare(item)?;
+    }
+    Ok(change)
+}
+
+/// The server's side of a push: every change checked and prepared, the caller's write
+/// grant checked on each change's scope and, inside the transaction, on the stored item's
+/// (an item may not be moved out of a scope the caller cannot write); then all applied in
+/// one transaction. A change the caller may not write fails the whole request, writing
+/// nothing.
+pub fn accept_push(
+    brain: &Brain,
+    request: PushRequest,
+    may_write: &dyn Fn(&str) -> bool,
+) -> BrainResult<Vec<PushResult>> {
+    if request.changes.len() > MAX_PUSH_CHANGES {
+        return Err(BrainError::user(format!(
+            "a push carries at most {MAX_PUSH_CHANGES} changes (this one {})",
+            request.changes.len()
+        )));
+    }
+    let mut changes = Vec::with_capacity(request.changes.len());
+    for wire in request.changes {
+        let change = prepared_change(brain, wire)?;
+        if !may_write(&change.scope) {
+            return Err(BrainError::Forbidden { message: format!("this token may not write {}", change.scope) });
+        }
+        changes.push(change);
+    }
+    let mut refused: Option<String> = None;
+    let outcomes = brain.store().write(|tx| {
+        for change in &changes {
+            if let Some(stored) = tx.get(&change.id)?
+                && !may_write(&stored.scope.to_string())
+            {
+                refused = Some(stored.scope.to_string());
+                return Ok(Vec::new());
+            }
+        }
+        changes.iter().map(|change| tx.apply_pushed(change)).collect::<Result<Vec<_>, StoreError>>()
+    })?;
+    if let Some(scope) = refused {
+        return Err(BrainError::Forbidden { message: format!("this token may not write {scope}") });
+    }
+    Ok(changes
+        .iter()
+        .zip(outcomes)
+        .map(|(change, outcome)| match outcome {
+            PushOutcome::Accepted { version } => {
+                PushResult { id: change.id.clone(), status: "accepted".into(), version }
+            }
+            PushOutcome::Conflict { version } => {
+                PushResult { id: change.id.clone(), status: "conflict".into(), version }
+            }
+        })
+        .collect())
+}
+
+/// The server's side of a pull: the log after `after` in the scopes `keep` allows (the
+/// caller's read grants and the requested patterns), at most `limit` rows read and
+/// [`MAX_PULL_BYTES`] of JSON.
+pub fn pull_page(brain: &Brain, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> BrainResult<PullResponse> {
+    let limit = limit.clamp(1, MAX_PULL_CHANGES);
+    let page: ChangePage = brain.store().read(|tx| tx.changes_since(after, limit, keep))?;
+    let mut bytes = 0;
+    let mut changes = Vec::with_capacity(page.changes.len());
+    let (mut next, mut more) = (page.next, page.more);
+    for change in page.changes {
+        let seq = change.seq;
+        let wire = WireChange::from_change(Change { base_version: 0, ..change });
+        bytes += serde_json::to_vec(&wire).map(|json| json.len()).unwrap_or(0);
+        if bytes > MAX_PULL_BYTES && !changes.is_empty() {
+            // The rest waits for the next page, which starts right after the last one sent.
+            more = true;
+            break;
+        }
+        changes.push((seq, wire));
+    }
+    if more
+        && let Some((seq, _)) = changes.last()
+        && bytes > MAX_PULL_BYTES
+    {
+        next = *seq;
+    }
+    let changes = changes.into_iter().map(|(_, wire)| wire).collect();
+    Ok(PullResponse { changes, next, more })
+}
+
+/// What one `brain sync` did.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    pub url: String,
+    /// Local changes the server took.
+    pub pushed: usize,
+    /// Local changes the server refused because its item changed meanwhile (they come
+    /// back in the pull as conflicts).
+    pub push_conflicts: usize,
+    /// Server changes applied here.
+    pub pulled: usize,
+    /// New conflicts found by this run.
+    pub conflicts: usize,
+    /// Local changes still waiting for a push (items in conflict included).
+    pub pending: u64,
+    /// Conflicts waiting for `brain sync resolve`.
+    pub unresolved: usize,
+}
+
+/// Synchronises `brain`'s home with the server `remote`: push, then pull. Each step is
+/// durable on its own: a change is marked pushed only after the server's answer, the pull
+/// cursor moves in the transaction that applies its page, so a run killed at any point
+/// leaves a home the next run completes (see the module docs). `progress(stage, done)`.
+pub fn run(
+    brain: &Brain,
+    remote: &RemoteBrain,
+    selector: &ScopeSelector,
+    progress: &mut dyn FnMut(&str, usize),
+) -> BrainResult<SyncReport> {
+    let mut report = SyncReport { url: remote.base_url().to_string(), ..SyncReport::default() };
+    push(brain, remote, selector, &mut report, progress)?;
+    pull(brain, remote, selector, &mut report, progress)?;
+    let (pending, unresolved) = brain.store().read(|tx| Ok((tx.count_pending()?, tx.sync_conflicts()?.len())))?;
+    report.pending = pending;
+    report.unresolved = unresolved;
+    Ok(report)
+}
+
+fn push(
+    brain: &Brain,
+    remote: &RemoteBrain,
+    selector: &ScopeSelector,
+    report: &mut SyncReport,
+    progress: &mut dyn FnMut(&str, usize),
+) -> BrainResult<()> {
+    let keep = |scope: &str| selector.matches(scope);
+    let mut after = 0;
+    loop {
+        let page = brain.store().read(|tx| tx.pending_changes(after, PUSH_BATCH, &keep))?;
+        let mut batch: Vec<(u64, WireChange)> = Vec::new();
+        let mut bytes = 0;
+        for change in page.changes {
+            let seq = change.seq;
+            let wire = WireChange::from_change(change);
+            let size = serde_json::to_vec(&wire).map(|json| json.len()).unwrap_or(0);
+            if bytes + size > MAX_PUSH_BYTES && !batch.is_empty() {
+                send_batch(brain, remote, std::mem::take(&mut batch), report)?;
+                progress("push", report.pushed + report.push_conflicts);
+                bytes = 0;
+            }
+            bytes += size;
+            batch.push((seq, wire));
+        }
+        if !batch.is_empty() {
+            send_batch(brain, remote, batch, report)?;
+            progress("push", report.pushed + report.push_conflicts);
+        }
+        if !page.more || page.next <= after {
+            return Ok(());
+        }
+        after = page.next;
+    }
+}
+
+/// Pushes one batch and records what the server took, in one transaction.
+fn send_batch(
+    brain: &Brain,
+    remote: &RemoteBrain,
+    batch: Vec<(u64, WireChange)>,
+    report: &mut SyncReport,
+) -> BrainResult<()> {
+    let seqs: Vec<(String, u64)> = batch.iter().map(|(seq, wire)| (wire.id.clone(), *seq)).collect();
+    let request = PushRequest { changes: batch.into_iter().map(|(_, wire)| wire).collect() };
+    let answer = remote.sync_push(&request)?;
+    if answer.results.len() != seqs.len() {
+        return Err(BrainError::internal(format!(
+            "brain serve at {} answered {} results for {} pushed changes",
+            remote.base_url(),
+            answer.results.len(),
+            seqs.len()
+        )));
+    }
+    brain.store().write(|tx| {
+        for ((id, seq), result) in seqs.iter().zip(&answer.results) {
+            if result.id != *id {
+                continue;
+            }
+            if result.status == "accepted" {
+                tx.acknowledge_push(id, *seq, result.version)?;
+                report.pushed += 1;
+            } else {
+                report.push_conflicts += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn pull(
+    brain: &Brain,
+    remote: &RemoteBrain,
+    selector: &ScopeSelector,
+    report: &mut SyncReport,
+    progress: &mut dyn FnMut(&str, usize),
+) -> BrainResult<()> {
+    let name = format!("pull:{}", remote.base_url());
+    loop {
+        let after = brain.store().read(|tx| tx.sync_cursor(&name))?;
+        let answer = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
+        let mut changes = Vec::with_capacity(answer.changes.len());
+        for wire in answer.changes {
+            // The server filtered by scope already; a change outside the selection (an
+            // older server, a wider grant) is passed over, never stored.
+            if !selector.matches(&wire.scope) {
+                continue;
+            }
+            changes.push(prepared_change(brain, wire)?);
+        }
+        let now = brain.now;
+        let (applied, conflicts) = brain.store().write(|tx| {
+            let (mut applied, mut conflicts) = (0, 0);
+            for change in &changes {
+                match tx.apply_pulled(change, now)? {
+                    PullOutcome::Applied => applied += 1,
+                    PullOutcome::Conflict => conflicts += 1,
+                    PullOutcome::Unchanged => {}
+                }
+            }
+            tx.set_sync_cursor(&name, answer.next.max(after))?;
+            Ok((applied, conflicts))
+        })?;
+        report.pulled += applied;
+        report.conflicts += conflicts;
+        progress("pull", report.pulled);
+        if !answer.more || answer.next <= after {
+            return Ok(());
+        }
+    }
+}
+
+/// One unresolved conflict as `brain sync --status` shows it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictView {
+    pub id: String,
+    pub title: String,
+    /// The local item (`null`: deleted here).
+    pub local: Option<Item>,
+    pub remote_version: u64,
+    /// The server's item (`null`: deleted there).
+    pub remote: Option<Item>,
+    #[serde(with = "brain_core::time::serde_rfc3339")]
+    pub found_at: brain_core::Timestamp,
+}
+
+/// `brain sync --status`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStatus {
+    /// `[sync] url`, when configured.
+    pub url: Option<String>,
+    pub scopes: Vec<String>,
+    /// Local changes waiting for a push.
+    pub pending: u64,
+    /// The server's cursor this home has pulled through (0: never).
+    pub pulled_through: u64,
+    pub conflicts: Vec<ConflictView>,
+}
+
+pub fn status(brain: &Brain, url: Option<&str>, selector: &ScopeSelector) -> BrainResult<SyncStatus> {
+    let name = url.map(|url| format!("pull:{url}"));
+    let (pending, pulled_through, conflicts) = brain.store().read(|tx| {
+        let cursor = match &name {
+            Some(name) => tx.sync_cursor(name)?,
+            None => 0,
+        };
+        Ok((tx.count_pending()?, cursor, tx.sync_conflicts()?))
+    })?;
+    let conflicts = conflicts
+        .into_iter()
+        .map(|conflict| ConflictView {
+            title: conflict
+                .local
+                .as_ref()
+                .or(conflict.remote.as_ref())
+                .map(|item| item.title.clone())
+                .unwrap_or_default(),
+            id: conflict.id,
+            local: conflict.local,
+            remote_version: conflict.remote_version,
+            remote: conflict.remote,
+            found_at: conflict.found_at,
+        })
+        .collect();
+    Ok(SyncStatus {
+        url: url.map(str::to_string),
+        scopes: selector.patterns.clone(),
+        pending,
+        pulled_through,
+        conflicts,
+    })
+}
+
+/// `brain sync resolve ID --keep local|remote`.
+pub fn resolve(brain: &Brain, id: &str, keep: brain_store::Keep) -> BrainResult<()> {
+    brain_core::item::validate_id(id).map_err(|err| BrainError::user(err.message))?;
+    match brain.store().write(|tx| tx.resolve_conflict(id, keep)) {
+        Err(StoreError::NotFound { .. }) => Err(BrainError::user_with_hint(
+            format!("item {id} is not in conflict"),
+            "`brain sync --status` lists the conflicts",
+        )),
+        other => Ok(other?),
+    }
+}
+
+/// The file whose modification time says when a hook last started a background sync.
+pub const STAMP_FILE: &str = "sync.stamp";
+
+/// Called by the stop and session-end hooks (never session start): when `[sync] url` is set
+/// and `[sync] interval` seconds passed since the last start, starts `brain sync
+/// --background` detached — in a process group of its own, no stdin/stdout/stderr, never
+/// waited for — so the hook returns at once and an offline or slow server costs it nothing.
+/// Returns whether a sync was started. The sync's own lock keeps two from running at once.
+pub fn trigger_background(context: &crate::app::Context) -> BrainResult<bool> {
+    let loaded = crate::config::load(&context.home, &context.cwd, &context.env)?;
+    let sync = &loaded.config.sync;
+    if sync.url.as_deref().is_none_or(|url| url.trim().is_empty()) || sync.interval == 0 {
+        return Ok(false);
+    }
+    let stamp = context.home.join(STAMP_FILE);
+    let recent = std::fs::metadata(&stamp)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(sync.interval));
+    if recent {
+        return Ok(false);
+    }
+    std::fs::write(&stamp, b"")
+        .map_err(|err| BrainError::internal(format!("cannot write {}: {err}", stamp.display())))?;
+    let exe = std::env::current_exe().map_err(|err| BrainError::internal(format!("cannot find brain: {err}")))?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["sync", "--background"])
+        .env("BRAIN_HOME", &context.home)
+        .current_dir(&context.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    command.spawn().map_err(|err| BrainError::internal(format!("cannot start a background sync: {err}")))?;
+    Ok(true)
+}
