@@ -35,18 +35,18 @@
 //! home (`<home>/tick.lock`).
 
 mod config;
-mod doctor;
-mod feed;
+pub(crate) mod doctor;
+pub(crate) mod feed;
 pub(crate) mod fsio;
 mod heat;
 mod mark;
-mod moves;
-mod scan;
-mod state;
-mod text;
+pub(crate) mod moves;
+pub(crate) mod scan;
+pub(crate) mod state;
+pub(crate) mod text;
 mod tick;
 mod verify;
-mod walk;
+pub(crate) mod walk;
 
 use std::path::{Path, PathBuf};
 

@@ -25,6 +25,7 @@ mod semantic;
 mod serve;
 mod serve_security;
 mod session_start;
+mod vault_ai;
 mod vault_bounds;
 mod vault_crash;
 mod vault_doctor;
