@@ -66,6 +66,18 @@ fn fail(outcomes: &mut [ProposalOutcome], index: usize, why: String) {
     outcomes[index].why = Some(why);
 }
 
+/// An absorbed arc ready to become a tombstone: its relpath, the bytes read, the tombstone's
+/// text and its relpath.
+struct PreparedTombstone {
+    from: String,
+    bytes: Vec<u8>,
+    new: String,
+    to: String,
+}
+
+/// The bytes a rewrite wrote and what each change must show after it.
+type RewriteResult = Result<(Vec<u8>, Vec<(usize, Expect)>), String>;
+
 /// One edit of a file, prepared.
 #[derive(Default)]
 struct FileEdit {
@@ -102,14 +114,19 @@ pub(crate) fn apply(
             .map(|(relpath, _)| relpath.clone())
     };
     let signal_file = |id: &str| {
-        snapshot.iter().find(|(_, file)| file.state.signals.iter().any(|s| s.id == id)).map(|(relpath, _)| relpath.clone())
+        snapshot
+            .iter()
+            .find(|(_, file)| file.state.signals.iter().any(|s| s.id == id))
+            .map(|(relpath, _)| relpath.clone())
     };
 
     // In-place edits, grouped by file.
     let mut edits: BTreeMap<String, FileEdit> = BTreeMap::new();
     for (index, edge) in &plan.edges {
         match arc_file(&edge.from) {
-            Some(relpath) => edits.entry(relpath).or_default().edges.push((*index, edge.edge_type.clone(), edge.to.clone())),
+            Some(relpath) => {
+                edits.entry(relpath).or_default().edges.push((*index, edge.edge_type.clone(), edge.to.clone()))
+            }
             None => fail(outcomes, *index, format!("{} is no longer indexed", edge.from)),
         }
     }
@@ -145,7 +162,7 @@ pub(crate) fn apply(
 
     // Merges: every absorbed file prepared first, then all written under one journal.
     let mut taken: HashSet<String> = snapshot.keys().cloned().collect();
-    let mut ready: Vec<(usize, Vec<(String, Vec<u8>, String, String)>)> = Vec::new();
+    let mut ready: Vec<(usize, Vec<PreparedTombstone>)> = Vec::new();
     for (index, merge) in &plan.merges {
         let mut prepared = Vec::new();
         let mut refused = None;
@@ -159,7 +176,7 @@ pub(crate) fn apply(
                 Ok((bytes, new)) => {
                     let to = crate::vault::doctor::merged_path(&relpath, &taken);
                     taken.insert(to.clone());
-                    prepared.push((relpath, bytes, new, to));
+                    prepared.push(PreparedTombstone { from: relpath, bytes, new, to });
                 }
                 Err(why) => {
                     refused = Some(format!("{relpath}: {why}"));
@@ -178,11 +195,11 @@ pub(crate) fn apply(
     let journal: Vec<moves::Move> = ready
         .iter()
         .flat_map(|(_, files)| files.iter())
-        .map(|(from, bytes, new, to)| moves::Move {
-            from: from.clone(),
-            to: to.clone(),
-            from_sha256: sha256_hex(bytes),
-            to_sha256: sha256_hex(new.as_bytes()),
+        .map(|prepared| moves::Move {
+            from: prepared.from.clone(),
+            to: prepared.to.clone(),
+            from_sha256: sha256_hex(&prepared.bytes),
+            to_sha256: sha256_hex(prepared.new.as_bytes()),
         })
         .collect();
     if let Err(err) = moves::begin(root, &journal) {
@@ -193,7 +210,7 @@ pub(crate) fn apply(
     }
     for (index, files) in ready {
         let mut failures = Vec::new();
-        for (from, bytes, new, to) in files {
+        for PreparedTombstone { from, bytes, new, to } in files {
             match commit_tombstone(root, &from, &bytes, &new, &to) {
                 Ok(()) => written.tombstoned.push(Tombstoned { outcome: index, from, to, bytes: new.into_bytes() }),
                 Err(why) => failures.push(format!("{from}: {why}")),
@@ -225,7 +242,7 @@ fn read_checked(root: &Path, relpath: &str, expected_sha: &str) -> Result<(Vec<u
     Ok((bytes, text))
 }
 
-fn rewrite(root: &Path, relpath: &str, expected_sha: &str, edit: &FileEdit) -> Result<(Vec<u8>, Vec<(usize, Expect)>), String> {
+fn rewrite(root: &Path, relpath: &str, expected_sha: &str, edit: &FileEdit) -> RewriteResult {
     let (bytes, text) = read_checked(root, relpath, expected_sha)?;
     let mut new = text.clone();
     let mut checks = Vec::new();
@@ -263,7 +280,8 @@ fn rewrite(root: &Path, relpath: &str, expected_sha: &str, edit: &FileEdit) -> R
             new.push('\n');
         }
         for (index, edge_type, target) in &edit.edges {
-            let target_attr = attribute_value(target).ok_or_else(|| format!("left alone: {target:?} cannot be a marker attribute"))?;
+            let target_attr = attribute_value(target)
+                .ok_or_else(|| format!("left alone: {target:?} cannot be a marker attribute"))?;
             new.push_str(&format!("<!-- @edge type={edge_type} target={target_attr} by=brain-tick -->\n"));
             checks.push((*index, Expect::Edge { target: target.clone() }));
         }
@@ -329,9 +347,9 @@ pub(crate) fn with_attribute(opener: &str, key: &str, value: &str) -> String {
         return format!("{}{value}{}", &opener[..value_start], &opener[value_end..]);
     }
     // No such attribute: after `@type`.
-    let at = opener.find('@').map_or(0, |at| {
-        at + opener[at..].find(|c: char| c.is_whitespace() || c == '-').unwrap_or(opener.len() - at)
-    });
+    let at = opener
+        .find('@')
+        .map_or(0, |at| at + opener[at..].find(|c: char| c.is_whitespace() || c == '-').unwrap_or(opener.len() - at));
     format!("{} {key}={value}{}", &opener[..at], &opener[at..])
 }
 
@@ -350,7 +368,8 @@ fn attribute_value(id: &str) -> Option<String> {
 /// The model's reason for a clearance, fit for the user's file: one line, redacted, no
 /// marker syntax, at most 200 characters.
 fn cleared_reason(reason: &str) -> String {
-    let text: String = redacted(reason).chars().map(|c| if matches!(c, '<' | '>' | '(' | ')') { ' ' } else { c }).collect();
+    let text: String =
+        redacted(reason).chars().map(|c| if matches!(c, '<' | '>' | '(' | ')') { ' ' } else { c }).collect();
     let text = clip(&one_line(&text), 200).into_owned();
     if text.is_empty() { "cleared by the AI tick".into() } else { text }
 }
@@ -440,11 +459,11 @@ mod tests {
     #[test]
     fn an_attribute_is_set_in_place_or_added_after_the_type() {
         let set = |opener: &str| with_attribute(opener, "severity", "critical");
+        assert_eq!(set("<!-- @signal severity=warning source=ci -->"), "<!-- @signal severity=critical source=ci -->");
         assert_eq!(
-            set("<!-- @signal severity=warning source=ci -->"),
-            "<!-- @signal severity=critical source=ci -->"
+            set("<!-- @signal source=ci severity=\"warning\" -->"),
+            "<!-- @signal source=ci severity=critical -->"
         );
-        assert_eq!(set("<!-- @signal source=ci severity=\"warning\" -->"), "<!-- @signal source=ci severity=critical -->");
         assert_eq!(set("<!-- @signal severity=info-->"), "<!-- @signal severity=critical-->");
         assert_eq!(set("<!-- @signal source=ci -->"), "<!-- @signal severity=critical source=ci -->");
         assert_eq!(set("<!-- @signal xseverity=a -->"), "<!-- @signal severity=critical xseverity=a -->");

@@ -120,7 +120,10 @@ impl AiConfig {
             return Err(format!("prompt_max_tokens = {} must be 500 to {MAX_PROMPT_TOKENS}", self.prompt_max_tokens));
         }
         if self.max_changes_per_kind > MAX_CHANGES_PER_KIND {
-            return Err(format!("max_changes_per_kind = {} must be 0 to {MAX_CHANGES_PER_KIND}", self.max_changes_per_kind));
+            return Err(format!(
+                "max_changes_per_kind = {} must be 0 to {MAX_CHANGES_PER_KIND}",
+                self.max_changes_per_kind
+            ));
         }
         for (name, value) in [
             ("max_cost_per_tick", self.max_cost_per_tick),

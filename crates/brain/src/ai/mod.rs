@@ -166,7 +166,8 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         }
     };
     let mut phases = Vec::new();
-    let mut report = AiReport { provider: provider.name().into(), model: provider.model().into(), ..AiReport::default() };
+    let mut report =
+        AiReport { provider: provider.name().into(), model: provider.model().into(), ..AiReport::default() };
 
     // Phase 2: the prompt.
     let started = Instant::now();
@@ -174,7 +175,13 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let active = active_signals(input.snapshot, now, &brain.config.vault);
     let lessons = prompt::recent_lessons(brain);
     let built = prompt::build(
-        &prompt::PromptInput { snapshot: input.snapshot, active: &active, lessons: &lessons, last_diff: input.last_diff, now },
+        &prompt::PromptInput {
+            snapshot: input.snapshot,
+            active: &active,
+            lessons: &lessons,
+            last_diff: input.last_diff,
+            now,
+        },
         brain.counter(),
         config.prompt_max_tokens,
     );
@@ -233,7 +240,8 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let started = Instant::now();
     if !input.dry_run {
         let vault = &brain.config.vault;
-        let (changed, removed) = apply::verify(&input.location.root, &written, &mut outcomes, vault.max_file_bytes, *brain.counter());
+        let (changed, removed) =
+            apply::verify(&input.location.root, &written, &mut outcomes, vault.max_file_bytes, *brain.counter());
         if !changed.is_empty() || !removed.is_empty() {
             let mut changes = IndexChanges { changed, ..IndexChanges::default() };
             let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
@@ -316,7 +324,10 @@ fn reason(
         last_raw = reply.text.clone();
         let limit = config.max_output_tokens as usize;
         if counted > limit * OUTPUT_SLACK || reply.output_tokens.is_some_and(|n| n as usize > limit * OUTPUT_SLACK) {
-            return Err((format!("refused: the answer is {counted} tokens, over the output limit of {limit}"), last_raw));
+            return Err((
+                format!("refused: the answer is {counted} tokens, over the output limit of {limit}"),
+                last_raw,
+            ));
         }
         if reply.cut_short {
             return Err((format!("the answer was cut short at max_output_tokens ({limit})"), last_raw));
@@ -421,8 +432,10 @@ fn finish(brain: &Brain, input: &AiInput<'_>, report: &AiReport, raw: &[u8]) {
     }
     let _ = fsio::write_owned(&feed_dir.join("last-tick-diff.md"), diff.as_bytes());
 
-    let answer = crate::vault::text::redacted(&String::from_utf8_lossy(&raw[..raw.len().min(AUDIT_ANSWER_BYTES)])).into_owned();
-    let record = AuditRecord { timestamp: stamp.clone(), vault: input.location.root.display().to_string(), report, answer };
+    let answer =
+        crate::vault::text::redacted(&String::from_utf8_lossy(&raw[..raw.len().min(AUDIT_ANSWER_BYTES)])).into_owned();
+    let record =
+        AuditRecord { timestamp: stamp.clone(), vault: input.location.root.display().to_string(), report, answer };
     let path = audit_path(brain);
     if let Ok(text) = serde_json::to_string_pretty(&record)
         && fsio::write_owned(&path, text.as_bytes()).is_ok()

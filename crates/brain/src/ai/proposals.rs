@@ -120,7 +120,9 @@ pub struct HealthProposal {
 /// the repair retry tells the model.
 pub(crate) fn parse(text: &str) -> Result<Answer, String> {
     let answer: Answer = serde_json::from_str(text).map_err(|err| format!("not the schema's JSON: {err}"))?;
-    for (name, len) in [("edges", answer.edges.len()), ("merges", answer.merges.len()), ("signals", answer.signals.len())] {
+    for (name, len) in
+        [("edges", answer.edges.len()), ("merges", answer.merges.len()), ("signals", answer.signals.len())]
+    {
         if len > MAX_ITEMS {
             return Err(format!("{name} has {len} entries (at most {MAX_ITEMS})"));
         }
@@ -318,7 +320,8 @@ pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
     for signal in &answer.signals {
         let proposal = format!("{} signal {} ({})", signal.action, signal.signal, signal.severity);
         let verdict = (|| {
-            let facts_of = facts.signals.get(&signal.signal).ok_or_else(|| format!("no signal has the id {}", signal.signal))?;
+            let facts_of =
+                facts.signals.get(&signal.signal).ok_or_else(|| format!("no signal has the id {}", signal.signal))?;
             if absorbed_files.contains(facts_of.relpath.as_str()) {
                 return Err(format!("its file {} is merged away in this tick", facts_of.relpath));
             }
@@ -343,7 +346,11 @@ pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
                         .filter(|to| matches!(to, Severity::Warning | Severity::Critical | Severity::Nuclear))
                         .ok_or_else(|| format!("cannot escalate to {:?}", signal.severity))?;
                     if rank(to) <= rank(facts_of.severity) {
-                        return Err(format!("{} is not above its severity {}", signal.severity, facts_of.severity.as_str()));
+                        return Err(format!(
+                            "{} is not above its severity {}",
+                            signal.severity,
+                            facts_of.severity.as_str()
+                        ));
                     }
                     SignalChange::Escalate(to)
                 }
@@ -423,11 +430,34 @@ mod tests {
     #[test]
     fn nonsense_is_rejected_with_its_reason_and_the_rest_accepted() {
         let answer = Answer {
-            edges: vec![edge("a", "zzz"), edge("c", "c"), edge("a", "b"), edge("b", "c"), edge("b", "c"), edge("c", "a")],
-            merges: vec![merge("t", &["b"]), merge("c", &["b"]), merge("a", &["c"]), merge("b", &["b"]), merge("a", &["d"])],
+            edges: vec![
+                edge("a", "zzz"),
+                edge("c", "c"),
+                edge("a", "b"),
+                edge("b", "c"),
+                edge("b", "c"),
+                edge("c", "a"),
+            ],
+            merges: vec![
+                merge("t", &["b"]),
+                merge("c", &["b"]),
+                merge("a", &["c"]),
+                merge("b", &["b"]),
+                merge("a", &["d"]),
+            ],
             signals: vec![
-                SignalProposal { signal: "mem_vnope".into(), action: "clear".into(), severity: "resolved".into(), reason: String::new() },
-                SignalProposal { signal: "mem_vsig".into(), action: "escalate".into(), severity: "critical".into(), reason: String::new() },
+                SignalProposal {
+                    signal: "mem_vnope".into(),
+                    action: "clear".into(),
+                    severity: "resolved".into(),
+                    reason: String::new(),
+                },
+                SignalProposal {
+                    signal: "mem_vsig".into(),
+                    action: "escalate".into(),
+                    severity: "critical".into(),
+                    reason: String::new(),
+                },
             ],
             intent: "ship it".into(),
             health: HealthProposal { score: 7, reason: "ok".into() },
@@ -492,9 +522,18 @@ mod tests {
         assert_eq!(parse(good).unwrap().health.score, 3);
         for (bad, says) in [
             ("{\"edges\":[", "not the schema's JSON"),
-            (r#"{"edges":[],"merges":[],"signals":[],"intent":"x","health":{"score":11,"reason":"r"}}"#, "outside 0 to 10"),
-            (r#"{"edges":[],"merges":[],"signals":[],"intent":"x","health":{"score":1,"reason":"r"},"extra":1}"#, "unknown field"),
-            (r#"{"edges":[{"from":"a","to":"b","type":"likes","reason":""}],"merges":[],"signals":[],"intent":"","health":{"score":1,"reason":""}}"#, "edge type"),
+            (
+                r#"{"edges":[],"merges":[],"signals":[],"intent":"x","health":{"score":11,"reason":"r"}}"#,
+                "outside 0 to 10",
+            ),
+            (
+                r#"{"edges":[],"merges":[],"signals":[],"intent":"x","health":{"score":1,"reason":"r"},"extra":1}"#,
+                "unknown field",
+            ),
+            (
+                r#"{"edges":[{"from":"a","to":"b","type":"likes","reason":""}],"merges":[],"signals":[],"intent":"","health":{"score":1,"reason":""}}"#,
+                "edge type",
+            ),
         ] {
             let err = parse(bad).unwrap_err();
             assert!(err.contains(says), "{bad}: {err}");

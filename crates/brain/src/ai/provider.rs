@@ -127,7 +127,8 @@ impl Provider {
             "anthropic" => "messages",
             _ => "chat/completions",
         };
-        let url = if base_url.ends_with("/v1") { format!("{base_url}/{path}") } else { format!("{base_url}/v1/{path}") };
+        let url =
+            if base_url.ends_with("/v1") { format!("{base_url}/{path}") } else { format!("{base_url}/v1/{path}") };
         let endpoint = Endpoint {
             base_url,
             url,
@@ -236,10 +237,13 @@ impl Provider {
         }
         if !(200..300).contains(&status) {
             let quoted: String = self.scrub(&text).chars().take(QUOTED_ERROR_CHARS).collect();
-            return Err(CallError::Status { code: status, message: crate::vault::text::one_line(&quoted).into_owned() });
+            return Err(CallError::Status {
+                code: status,
+                message: crate::vault::text::one_line(&quoted).into_owned(),
+            });
         }
-        let envelope: Value = serde_json::from_str(&text)
-            .map_err(|err| CallError::Envelope(format!("the body is not JSON ({err})")))?;
+        let envelope: Value =
+            serde_json::from_str(&text).map_err(|err| CallError::Envelope(format!("the body is not JSON ({err})")))?;
         match self {
             Provider::OpenAi(_) => openai_reply(&envelope),
             Provider::Anthropic(_) => anthropic_reply(&envelope),

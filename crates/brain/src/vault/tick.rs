@@ -904,7 +904,10 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
                 input.health.edges, input.health.orphans, input.health.arcs, input.health.duplicates
             )],
         ),
-        ("Merges".to_string(), vec!["none in phase 1: merges come from the AI phases (see AI below when they ran)".into()]),
+        (
+            "Merges".to_string(),
+            vec!["none in phase 1: merges come from the AI phases (see AI below when they ran)".into()],
+        ),
     ];
     if !input.skipped.is_empty() {
         sections.push((

@@ -65,7 +65,11 @@ fn ai_vault(env: &Env) -> Vault {
 
 /// What a fake server does with one request.
 enum Step {
-    Answer { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    Answer {
+        status: u16,
+        headers: Vec<(&'static str, String)>,
+        body: String,
+    },
     /// Reads the request and answers nothing for this long.
     Hang(Duration),
 }
@@ -209,7 +213,10 @@ fn ai_tick(env: &Env, vault: &Vault, extra: &[&str]) -> Value {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains(KEY) && !String::from_utf8_lossy(&output.stdout).contains(KEY), "the key is never printed");
+    assert!(
+        !stderr.contains(KEY) && !String::from_utf8_lossy(&output.stdout).contains(KEY),
+        "the key is never printed"
+    );
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
@@ -275,7 +282,9 @@ fn a_good_openai_answer_is_applied_verified_and_audited_and_the_prompt_carries_n
     assert_eq!(request["response_format"]["json_schema"]["strict"], true);
     assert_eq!(request["model"], "fake-model");
     assert_eq!(request["max_tokens"], 500);
-    assert!(fake.heads()[0].to_ascii_lowercase().contains(&format!("authorization: bearer {KEY}").to_ascii_lowercase()));
+    assert!(
+        fake.heads()[0].to_ascii_lowercase().contains(&format!("authorization: bearer {KEY}").to_ascii_lowercase())
+    );
     assert!(fake.heads()[0].starts_with("POST /v1/chat/completions "), "{}", fake.heads()[0]);
     no_secret_in(&fake);
     let prompt = prompt_of(&request);
@@ -293,29 +302,47 @@ fn a_good_openai_answer_is_applied_verified_and_audited_and_the_prompt_carries_n
         + &format!("<!-- @edge type=unblocks target={HOT_ID} by=brain-tick -->\n");
     expected.insert(MID.into(), mid);
     let dup = expected.remove(DUP).unwrap();
-    expected.insert(DUP_TOMBSTONE.into(), dup.replace("project: demo\n---\n", &format!("project: demo\nmerged_into: {HOT_ID}\n---\n")));
+    expected.insert(
+        DUP_TOMBSTONE.into(),
+        dup.replace("project: demo\n---\n", &format!("project: demo\nmerged_into: {HOT_ID}\n---\n")),
+    );
     assert_eq!(user_files(&vault.root), expected);
 
     // The report.
     let ai = &report["ai"];
-    assert_eq!((ai["ran"].as_bool(), ai["provider"].as_str(), ai["model"].as_str()), (Some(true), Some("openai"), Some("fake-model")));
-    assert_eq!((ai["proposed"].as_u64(), ai["applied"].as_u64(), ai["verified"].as_u64(), ai["rejected"].as_u64()), (Some(4), Some(4), Some(4), Some(0)));
-    assert_eq!((ai["tokens_in"].as_u64(), ai["tokens_out"].as_u64(), ai["requests"].as_u64()), (Some(1000), Some(100), Some(1)));
+    assert_eq!(
+        (ai["ran"].as_bool(), ai["provider"].as_str(), ai["model"].as_str()),
+        (Some(true), Some("openai"), Some("fake-model"))
+    );
+    assert_eq!(
+        (ai["proposed"].as_u64(), ai["applied"].as_u64(), ai["verified"].as_u64(), ai["rejected"].as_u64()),
+        (Some(4), Some(4), Some(4), Some(0))
+    );
+    assert_eq!(
+        (ai["tokens_in"].as_u64(), ai["tokens_out"].as_u64(), ai["requests"].as_u64()),
+        (Some(1000), Some(100), Some(1))
+    );
     assert!((ai["cost"].as_f64().unwrap() - 0.0012).abs() < 1e-9, "{}", ai["cost"]);
     assert!(ai["prompt"]["tokens"].as_u64().unwrap() <= 6000 && ai["prompt"]["arcs_total"] == 3 + 1);
-    let phases: Vec<(&str, bool)> =
-        report["phases"].as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["ran"].as_bool().unwrap())).collect();
+    let phases: Vec<(&str, bool)> = report["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["ran"].as_bool().unwrap()))
+        .collect();
     assert_eq!(phases, [("keeper", true), ("prompt", true), ("reason", true), ("apply", true), ("verify", true)]);
 
     // The feed: intent, the AI health line, the AI section of the diff; and the audit record.
     let intent = vault.read("brain-feed/intent.md");
     assert!(intent.contains("Stabilising the gateway: retries, then token rotation."), "{intent}");
-    let health: Vec<Value> = vault.read("brain-feed/health.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let health: Vec<Value> =
+        vault.read("brain-feed/health.jsonl").lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!((health.len(), health[1]["source"].as_str(), health[1]["score"].as_u64()), (2, Some("ai"), Some(6)));
     let diff = vault.read("brain-feed/last-tick-diff.md");
     assert!(diff.contains("### AI") && diff.contains(&format!("verified merge {DUP_ID} into {HOT_ID}")), "{diff}");
     let audit: Value =
-        serde_json::from_str(&std::fs::read_to_string(env.home.join("ticks/2026-11-21T100000Z.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(env.home.join("ticks/2026-11-21T100000Z.json")).unwrap())
+            .unwrap();
     assert_eq!(audit["prompt"]["sha256"].as_str().unwrap().len(), 64);
     assert!(audit["answer"].as_str().unwrap().contains("the same retry storm"));
     assert_eq!(audit["verified"], 4);
@@ -352,9 +379,15 @@ fn an_anthropic_tool_answer_is_applied_and_a_dry_run_writes_nothing() {
     let report = ai_tick(&env, &vault, &[]);
     let request: Value = serde_json::from_str(&fake.bodies()[1]).unwrap();
     assert_eq!(request["tool_choice"], json!({"type": "tool", "name": "brain_tick_proposals"}));
-    assert_eq!(request["tools"][0]["input_schema"]["required"], json!(["edges", "merges", "signals", "intent", "health"]));
+    assert_eq!(
+        request["tools"][0]["input_schema"]["required"],
+        json!(["edges", "merges", "signals", "intent", "health"])
+    );
     let head = fake.heads()[1].to_ascii_lowercase();
-    assert!(head.starts_with("post /v1/messages ") && head.contains(&format!("x-api-key: {}", KEY.to_ascii_lowercase())), "{head}");
+    assert!(
+        head.starts_with("post /v1/messages ") && head.contains(&format!("x-api-key: {}", KEY.to_ascii_lowercase())),
+        "{head}"
+    );
     assert!(head.contains("anthropic-version: 2023-06-01"));
     no_secret_in(&fake);
     assert_eq!((report["ai"]["verified"].as_u64(), report["ai"]["tokens_in"].as_u64()), (Some(1), Some(900)));
@@ -473,7 +506,11 @@ fn a_429_waits_once_within_the_budget_and_a_long_retry_after_gives_up() {
     assert_eq!((report["ai"]["requests"].as_u64(), report["ai"]["waited_ms"].as_u64()), (Some(2), Some(1000)));
     assert_eq!(report["ai"]["verified"], 4);
 
-    let fake = Fake::start(|_, _| Step::Answer { status: 429, headers: vec![("retry-after", "120".into())], body: "{}".into() });
+    let fake = Fake::start(|_, _| Step::Answer {
+        status: 429,
+        headers: vec![("retry-after", "120".into())],
+        body: "{}".into(),
+    });
     let started = Instant::now();
     let (report, _, _) = unchanged_by_ai(&fake, "openai", "");
     assert!(started.elapsed() < Duration::from_secs(20));
