@@ -37,7 +37,7 @@ const FIELD_CHARS: usize = 160;
 /// The most lessons read from the index.
 const LESSONS: usize = 20;
 
-/// One line the prompt may hold.
+/// The prompt of one tick and its figures.
 pub(crate) struct Prompt {
     pub system: String,
     pub user: String,
@@ -64,12 +64,11 @@ pub(crate) fn recent_lessons(brain: &crate::app::Brain) -> Vec<String> {
     let filter = brain_store::ItemFilter {
         kinds: vec![Kind::Lesson],
         source_prefix: Some(crate::vault::state::SOURCE_PREFIX.to_string()),
+        limit: Some(LESSONS),
         ..brain_store::ItemFilter::default()
     };
-    let mut items = brain.list(&filter).unwrap_or_default();
-    items.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
-    items.truncate(LESSONS);
-    items.into_iter().map(|item| item.content).collect()
+    // The store lists newest first (`updated_at`, then id).
+    brain.list(&filter).unwrap_or_default().into_iter().map(|item| item.content).collect()
 }
 
 /// Builds the prompt within `max_tokens` (instructions + data).
@@ -180,5 +179,67 @@ fn strip_frontmatter(text: &str) -> &str {
     match rest.find("\n---\n") {
         Some(end) => &rest[end + 5..],
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::scan::IndexedFile;
+    use crate::vault::state::{ArcState, FileState};
+
+    fn vault(arcs: usize) -> Snapshot {
+        let mut snapshot = Snapshot::new();
+        for n in 0..arcs {
+            let arc = ArcState {
+                cluster_id: format!("2026-11-{:02}-arc-{n:05}", n % 28 + 1),
+                title: format!("Arc number {n} about the gateway"),
+                heat: Some((n % 11) as u8),
+                created: 1_700_000_000 + n as i64,
+                summary: Some(format!(
+                    "Summary {n}: password=hunter2hunter2 and ghp_EXAMPLE0example1EXAMPLE0example1EXAM"
+                )),
+                edges: vec![format!("2026-11-01-arc-{:05}", (n + 1) % arcs)],
+                ..ArcState::default()
+            };
+            let state = FileState { arc: Some(arc), arc_owner: true, ..FileState::default() };
+            snapshot.insert(format!("clusters/a/{n}.md"), IndexedFile { state, ..IndexedFile::default() });
+        }
+        snapshot
+    }
+
+    #[test]
+    fn the_prompt_stays_within_its_budget_hottest_first_redacted_with_the_instructions_whole() {
+        let snapshot = vault(3000);
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let lessons = vec!["Always back off.".to_string()];
+        let input = PromptInput {
+            snapshot: &snapshot,
+            active: &[],
+            lessons: &lessons,
+            last_diff: "---\nid: x\n---\n## Last Tick\n- a\n",
+            now,
+        };
+        for counter in [TokenCounter::Heuristic, TokenCounter::O200k] {
+            for budget in [1000, 6000] {
+                let prompt = build(&input, &counter, budget);
+                assert!(prompt.tokens <= budget, "{counter:?} {budget}: {}", prompt.tokens);
+                assert_eq!(prompt.tokens, counter.count(&prompt.system) + counter.count(&prompt.user));
+                assert_eq!(prompt.system, INSTRUCTIONS);
+                assert!(prompt.arcs_shown > 0 && prompt.arcs_shown < 3000, "{}", prompt.arcs_shown);
+                assert_eq!(prompt.arcs_total, 3000);
+                assert!(!prompt.user.contains("hunter2") && !prompt.user.contains("ghp_EXAMPLE"), "redacted");
+                // Hottest first: the first arc line has heat 10.
+                let first = prompt.user.lines().find(|line| line.starts_with("- 2026")).unwrap();
+                assert!(first.contains("| heat 10 |"), "{first}");
+            }
+        }
+        // A small vault fits whole, lessons and the diff (without its frontmatter) included.
+        let small = vault(3);
+        let input = PromptInput { snapshot: &small, ..input };
+        let prompt = build(&input, &TokenCounter::Heuristic, 6000);
+        assert_eq!(prompt.arcs_shown, 3);
+        assert!(prompt.user.contains("## lessons\n- Always back off.\n"), "{}", prompt.user);
+        assert!(prompt.user.contains("## last tick diff\n## Last Tick\n- a\n") && !prompt.user.contains("id: x"));
     }
 }
