@@ -12,7 +12,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-gen="$here/../shared/bench/gen_vault.py"
+gen=${GEN_VAULT:-$here/../shared/bench/gen_vault.py}
 now="2026-11-21T10:00:00Z"
 dir=${BENCH_DIR:-/tmp/brain-bench-ai}
 runs=${RUNS:-20}
@@ -72,8 +72,9 @@ for n in "${sizes[@]}"; do
 import json, sys
 r = json.load(sys.stdin); ai = r["ai"]; p = ai["prompt"]
 phases = {x["name"]: x["ms"] for x in r["phases"]}
-print("%-9s prompt %d tokens of %d (%d chars; %d of %d arcs, %d signals), built in %.1f ms; phases 2-5: prompt %.1f, reason %.1f, apply %.1f, verify %.1f ms (sum %.1f); tokens in %d, out %d" % (
-    sys.argv[1], p["tokens"], p["max_tokens"], p["chars"], p["arcs_shown"], p["arcs_total"], p["signals_shown"], p["build_ms"],
+steps = ", ".join("%s %.1f" % (s["name"], s["ms"]) for s in r["phases"][1]["steps"])
+print("%-9s prompt %d tokens of %d (%d chars; %d of %d arcs, %d signals), built in %.1f ms (%s); phases 2-5: prompt %.1f, reason %.1f, apply %.1f, verify %.1f ms (sum %.1f); tokens in %d, out %d" % (
+    sys.argv[1], p["tokens"], p["max_tokens"], p["chars"], p["arcs_shown"], p["arcs_total"], p["signals_shown"], p["build_ms"], steps,
     phases["prompt"], phases["reason"], phases["apply"], phases["verify"],
     phases["prompt"] + phases["reason"] + phases["apply"] + phases["verify"], ai["tokens_in"], ai["tokens_out"]))
 ' "$tokenizer"

@@ -171,9 +171,16 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
 
     // Phase 2: the prompt.
     let started = Instant::now();
+    let mut step = Instant::now();
+    let mut steps = Vec::new();
+    let mut lap = |name: &'static str, step: &mut Instant| {
+        steps.push(StepTiming { name, ms: ms(*step) });
+        *step = Instant::now();
+    };
     let now = brain.now;
     let active = active_signals(input.snapshot, now, &brain.config.vault);
     let lessons = prompt::recent_lessons(brain);
+    lap("inputs", &mut step);
     let built = prompt::build(
         &prompt::PromptInput {
             snapshot: input.snapshot,
@@ -185,7 +192,9 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         brain.counter(),
         config.prompt_max_tokens,
     );
+    lap("render", &mut step);
     let facts = facts(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    lap("facts", &mut step);
     drop(active);
     report.prompt = PromptFigures {
         tokens: built.tokens,
@@ -197,7 +206,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         signals_shown: built.signals_shown,
         build_ms: ms(started),
     };
-    phases.push(PhaseTiming { phase: 2, name: "prompt", ran: true, ms: ms(started), steps: Vec::new() });
+    phases.push(PhaseTiming { phase: 2, name: "prompt", ran: true, ms: ms(started), steps });
 
     // Phase 3: the question.
     let started = Instant::now();
@@ -350,7 +359,7 @@ fn reason(
 
 /// What the rules check against: live arcs, tombstones, signals, from the index as phase 1
 /// left it (tombstones' `cluster_id`s read from their few files).
-fn facts(root: &Path, snapshot: &Snapshot, max_bytes: usize) -> Facts {
+fn facts<'a>(root: &Path, snapshot: &'a Snapshot, max_bytes: usize) -> Facts<'a> {
     let mut facts = Facts::default();
     for (relpath, file) in snapshot {
         if file.state.generated.is_some() {
@@ -366,18 +375,18 @@ fn facts(root: &Path, snapshot: &Snapshot, max_bytes: usize) -> Facts {
         }
         if let Some(arc) = file.state.arc.as_ref().filter(|_| file.state.arc_owner) {
             facts.arcs.insert(
-                arc.cluster_id.clone(),
+                arc.cluster_id.as_str(),
                 ArcFacts {
-                    relpath: relpath.clone(),
-                    project: file.state.project.clone(),
-                    edges: arc.edges.iter().cloned().collect(),
+                    relpath: relpath.as_str(),
+                    project: file.state.project.as_str(),
+                    edges: &arc.edges,
                     readonly: file.state.readonly,
                 },
             );
         }
         for signal in file.state.signals.iter().filter(|signal| !signal.tombstone) {
-            facts.signals.entry(signal.id.clone()).or_insert(SignalFacts {
-                relpath: relpath.clone(),
+            facts.signals.entry(signal.id.as_str()).or_insert(SignalFacts {
+                relpath: relpath.as_str(),
                 severity: signal.severity(),
                 readonly: file.state.readonly,
             });

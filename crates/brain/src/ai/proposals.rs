@@ -147,29 +147,30 @@ pub(crate) fn parse(text: &str) -> Result<Answer, String> {
 
 /// A live arc as the rules see it.
 #[derive(Clone, Debug)]
-pub(crate) struct ArcFacts {
-    pub relpath: String,
-    pub project: String,
-    pub edges: HashSet<String>,
+pub(crate) struct ArcFacts<'a> {
+    pub relpath: &'a str,
+    pub project: &'a str,
+    /// Targets of its edges, as indexed.
+    pub edges: &'a [String],
     /// The tick may not edit the file (binary, oversized, not UTF-8).
     pub readonly: bool,
 }
 
 /// An indexed signal as the rules see it.
 #[derive(Clone, Debug)]
-pub(crate) struct SignalFacts {
-    pub relpath: String,
+pub(crate) struct SignalFacts<'a> {
+    pub relpath: &'a str,
     pub severity: Severity,
     pub readonly: bool,
 }
 
 /// What the rules check against.
 #[derive(Debug, Default)]
-pub(crate) struct Facts {
-    pub arcs: HashMap<String, ArcFacts>,
+pub(crate) struct Facts<'a> {
+    pub arcs: HashMap<&'a str, ArcFacts<'a>>,
     /// `cluster_id`s of `*.merged.md` tombstones.
     pub tombstones: HashSet<String>,
-    pub signals: HashMap<String, SignalFacts>,
+    pub signals: HashMap<&'a str, SignalFacts<'a>>,
 }
 
 /// A change of a signal.
@@ -228,7 +229,7 @@ fn clean(text: &str, max_chars: usize) -> String {
 }
 
 /// Checks every proposal of `answer` against `facts`; at most `cap` of each kind are accepted.
-pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
+pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
     let mut checked = Checked::default();
     let unknown = |id: &str| {
         if facts.tombstones.contains(id) {
@@ -244,13 +245,13 @@ pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
     for merge in &answer.merges {
         let proposal = format!("merge {} into {}", merge.arcs.join(", "), merge.into);
         let verdict = (|| {
-            let into = facts.arcs.get(&merge.into).ok_or_else(|| unknown(&merge.into))?;
+            let into = facts.arcs.get(merge.into.as_str()).ok_or_else(|| unknown(&merge.into))?;
             if absorbed.contains(merge.into.as_str()) {
                 return Err(format!("{} is merged into another arc in this answer (no chains)", merge.into));
             }
             let mut seen: HashSet<&str> = HashSet::new();
             for id in &merge.arcs {
-                let arc = facts.arcs.get(id).ok_or_else(|| unknown(id))?;
+                let arc = facts.arcs.get(id.as_str()).ok_or_else(|| unknown(id))?;
                 if *id == merge.into {
                     return Err(format!("{id} cannot be merged into itself"));
                 }
@@ -285,8 +286,8 @@ pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
     for edge in &answer.edges {
         let proposal = format!("edge {} -[{}]-> {}", edge.from, edge.edge_type, edge.to);
         let verdict = (|| {
-            let from = facts.arcs.get(&edge.from).ok_or_else(|| unknown(&edge.from))?;
-            facts.arcs.get(&edge.to).ok_or_else(|| unknown(&edge.to))?;
+            let from = facts.arcs.get(edge.from.as_str()).ok_or_else(|| unknown(&edge.from))?;
+            facts.arcs.get(edge.to.as_str()).ok_or_else(|| unknown(&edge.to))?;
             if edge.from == edge.to {
                 return Err("an edge from an arc to itself".to_string());
             }
@@ -315,14 +316,16 @@ pub(crate) fn check(answer: &Answer, facts: &Facts, cap: usize) -> Checked {
     }
 
     let absorbed_files: HashSet<&str> =
-        absorbed.iter().filter_map(|id| facts.arcs.get(*id)).map(|arc| arc.relpath.as_str()).collect();
+        absorbed.iter().filter_map(|id| facts.arcs.get(*id)).map(|arc| arc.relpath).collect();
     let mut changed_signals: HashSet<&str> = HashSet::new();
     for signal in &answer.signals {
         let proposal = format!("{} signal {} ({})", signal.action, signal.signal, signal.severity);
         let verdict = (|| {
-            let facts_of =
-                facts.signals.get(&signal.signal).ok_or_else(|| format!("no signal has the id {}", signal.signal))?;
-            if absorbed_files.contains(facts_of.relpath.as_str()) {
+            let facts_of = facts
+                .signals
+                .get(signal.signal.as_str())
+                .ok_or_else(|| format!("no signal has the id {}", signal.signal))?;
+            if absorbed_files.contains(facts_of.relpath) {
                 return Err(format!("its file {} is merged away in this tick", facts_of.relpath));
             }
             if !changed_signals.insert(signal.signal.as_str()) {
@@ -391,23 +394,20 @@ fn outcome(kind: &'static str, proposal: String, reason: &str, verdict: Result<(
 mod tests {
     use super::*;
 
-    fn facts() -> Facts {
-        let arc = |relpath: &str, project: &str, edges: &[&str]| ArcFacts {
-            relpath: relpath.into(),
-            project: project.into(),
-            edges: edges.iter().map(|e| e.to_string()).collect(),
+    fn facts() -> Facts<'static> {
+        let arc = |relpath: &'static str, project: &'static str, edges: &[&str]| ArcFacts {
+            relpath,
+            project,
+            edges: Box::leak(edges.iter().map(|e| e.to_string()).collect::<Vec<_>>().into_boxed_slice()),
             readonly: false,
         };
         let mut facts = Facts::default();
-        facts.arcs.insert("a".into(), arc("a.md", "p", &["b"]));
-        facts.arcs.insert("b".into(), arc("b.md", "p", &[]));
-        facts.arcs.insert("c".into(), arc("c.md", "p", &[]));
-        facts.arcs.insert("d".into(), arc("d.md", "q", &[]));
+        facts.arcs.insert("a", arc("a.md", "p", &["b"]));
+        facts.arcs.insert("b", arc("b.md", "p", &[]));
+        facts.arcs.insert("c", arc("c.md", "p", &[]));
+        facts.arcs.insert("d", arc("d.md", "q", &[]));
         facts.tombstones.insert("t".into());
-        facts.signals.insert(
-            "mem_vsig".into(),
-            SignalFacts { relpath: "b.md".into(), severity: Severity::Warning, readonly: false },
-        );
+        facts.signals.insert("mem_vsig", SignalFacts { relpath: "b.md", severity: Severity::Warning, readonly: false });
         facts
     }
 
