@@ -331,7 +331,9 @@ pub(crate) fn with_attribute(opener: &str, key: &str, value: &str) -> String {
     while let Some(found) = opener[search..].find(&needle) {
         let start = search + found;
         let preceded_by_space = start > 0 && bytes[start - 1].is_ascii_whitespace();
-        if !preceded_by_space {
+        // Inside a quoted value (`source="x severity=y"`) is not an attribute.
+        let quoted = opener[..start].bytes().filter(|b| *b == b'"').count() % 2 == 1;
+        if !preceded_by_space || quoted {
             search = start + needle.len();
             continue;
         }
@@ -468,6 +470,10 @@ mod tests {
         assert_eq!(set("<!-- @signal source=ci -->"), "<!-- @signal severity=critical source=ci -->");
         assert_eq!(set("<!-- @signal xseverity=a -->"), "<!-- @signal severity=critical xseverity=a -->");
         assert_eq!(set("<!--@signal-->"), "<!--@signal severity=critical-->");
+        assert_eq!(
+            set("<!-- @signal source=\"a severity=b\" severity=info -->"),
+            "<!-- @signal source=\"a severity=b\" severity=critical -->"
+        );
         assert_eq!(attribute_value("2026-11-21-a"), Some("2026-11-21-a".into()));
         assert_eq!(attribute_value("a b"), Some("\"a b\"".into()));
         assert_eq!(attribute_value("a\"b"), None);
