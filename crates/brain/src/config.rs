@@ -55,6 +55,9 @@ pub struct Config {
     pub embed: crate::embed::EmbedConfig,
     /// Where the store lives (`[store]`; only in the user config).
     pub store: StoreConfig,
+    /// The LLM of the tick's AI phases (`[ai]`; only in the user config: it sends vault text
+    /// off the machine and chooses where).
+    pub ai: crate::ai::AiConfig,
     /// `brain sync` (`[sync]`; only in the user config: the URL sends items off the machine).
     pub sync: SyncConfig,
 }
@@ -324,6 +327,7 @@ impl Default for Config {
             embed: crate::embed::EmbedConfig::default(),
             store: StoreConfig::default(),
             sync: SyncConfig::default(),
+            ai: crate::ai::AiConfig::default(),
         }
     }
 }
@@ -344,6 +348,7 @@ struct ConfigFile {
     embed: Option<toml::Table>,
     store: Option<toml::Table>,
     sync: Option<toml::Table>,
+    ai: Option<toml::Table>,
 }
 
 /// Environment variables that configure brain, read in one place so tests can pass their own.
@@ -462,6 +467,9 @@ fn project_refusal(key: &str) -> &'static str {
         }
         _ if key.starts_with("sync.") || key == "sync" => {
             "it would send this brain's items to a server, which a cloned repository must never choose"
+        }
+        _ if key.starts_with("ai.") || key == "ai" => {
+            "it would switch on calls to an LLM and choose the server that receives vault text, which a cloned repository must never choose"
         }
         _ if key.starts_with("remote.") || key == "remote" => {
             "remote mode belongs to the user (`BRAIN_URL`, `--remote`, [remote] in config.toml)"
@@ -601,6 +609,9 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
             message: format!("config file {origin}: invalid [sync] table: {}", err.message()),
             hint: None,
         })?;
+    }
+    if let Some(table) = file.ai {
+        config.ai = crate::ai::AiConfig::merged(&config.ai, table, &origin)?;
     }
     if let Some(table) = file.remote {
         let mut merged = toml::Table::try_from(&config.remote)
@@ -774,6 +785,24 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # `brain serve --database URL` override it). Never in a project's .brain.toml.
 # [store]
 # url = "postgres://brain@db.internal:5432/brain"
+
+# The AI phases of `brain tick` (2-5): an LLM recommends edges, merges, signal changes, the
+# operator's intent and a health score; code checks every proposal and applies the valid ones.
+# Only here, never in a project's .brain.toml. The key is read from the variable api_key_env
+# names, never from a file. provider: "none" (default), "openai" (any OpenAI-compatible
+# /v1/chat/completions: OpenAI, Ollama, vLLM, llama.cpp, LiteLLM, OpenRouter) or "anthropic".
+# [ai]
+# provider = "openai"
+# base_url = "http://127.0.0.1:11434"   # /v1/chat/completions (or /v1/messages) is appended
+# model = "qwen2.5:7b"
+# api_key_env = "OPENAI_API_KEY"       # unset: no key is sent (a local server)
+# timeout_ms = 60000                   # the whole reasoning phase, retries included
+# max_output_tokens = 2000
+# max_cost_per_tick = 0.05             # a request whose worst case exceeds it is not sent
+# input_price_per_mtok = 0.0           # prices per million tokens (0: cost not counted)
+# output_price_per_mtok = 0.0
+# prompt_max_tokens = 6000             # the prompt's budget, under `tokenizer`
+# max_changes_per_kind = 10            # edges, merges, signal changes per tick
 
 # The vault of markdown arcs and the deterministic tick (`brain vault`, `brain tick`).
 # [vault]

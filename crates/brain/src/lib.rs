@@ -2,6 +2,7 @@
 //! today; HTTP, MCP and hooks share the same API).
 
 pub mod access_log;
+pub mod ai;
 pub mod app;
 pub mod capture;
 pub mod cli;

@@ -337,7 +337,7 @@ fn same_arc(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// `<dir>/<stem>.merged.md`, or `<stem>.merged-2.md`… when taken.
-fn merged_path(relpath: &str, taken: &HashSet<String>) -> String {
+pub(crate) fn merged_path(relpath: &str, taken: &HashSet<String>) -> String {
     let base = relpath.strip_suffix(".md").unwrap_or(relpath);
     let mut candidate = format!("{base}.merged.md");
     let mut n = 2;

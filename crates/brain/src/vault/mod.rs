@@ -29,24 +29,25 @@
 //! doctor --repair` resolves it).
 //!
 //! Invariants: a symlink is never followed (nothing outside the vault is read); a user's file
-//! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block,
-//! atomically, and never when it changed since it was read; `--dry-run` writes nothing at
+//! is edited only in its `heat:`/`status:` values or by removing a tombstoned signal block
+//! (and, by the AI phases of `crate::ai`, in the four edits `ai::apply` lists), atomically,
+//! and never when it changed since it was read; `--dry-run` writes nothing at
 //! all (no lock file, no store write, no vault or feed file); one tick or scan at a time per
 //! home (`<home>/tick.lock`).
 
 mod config;
-mod doctor;
-mod feed;
+pub(crate) mod doctor;
+pub(crate) mod feed;
 pub(crate) mod fsio;
 mod heat;
 mod mark;
-mod moves;
-mod scan;
-mod state;
-mod text;
+pub(crate) mod moves;
+pub(crate) mod scan;
+pub(crate) mod state;
+pub(crate) mod text;
 mod tick;
 mod verify;
-mod walk;
+pub(crate) mod walk;
 
 use std::path::{Path, PathBuf};
 

@@ -75,6 +75,10 @@ pub struct TickOptions<'a> {
 pub struct AiStatus {
     pub ran: bool,
     pub reason: String,
+    /// What phases 2–5 did (prompt, tokens, cost, proposals and their outcomes), when they ran
+    /// or failed.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub report: Option<crate::ai::AiReport>,
 }
 
 /// Time spent in one phase (and its steps).
@@ -519,16 +523,25 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     clock.step("write", step);
 
     let keeper_ms = ms(clock.started);
-    let ai_reason = if options.no_ai { "--no-ai" } else { "no LLM is configured" };
     let mut phases = vec![PhaseTiming { phase: 1, name: "keeper", ran: true, ms: keeper_ms, steps: clock.steps }];
-    for (phase, name) in [(2, "prompt"), (3, "reason"), (4, "apply"), (5, "verify")] {
-        phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
-    }
+    // ---- AI phases 2–5 (crate::ai): after phase 1 has written its feed; they never fail the tick.
+    let last_diff = files.iter().find(|(name, _)| *name == "last-tick-diff.md").map_or("", |(_, text)| text.as_str());
+    let ai_input = crate::ai::AiInput {
+        location,
+        snapshot: &mut snapshot,
+        dry_run: options.dry_run,
+        no_ai: options.no_ai,
+        last_diff,
+    };
+    let ai = crate::ai::run(brain, ai_input);
+    phases.extend(ai.phases);
+    let ai_status = ai.status;
+    // ---- end of the AI phases.
     Ok(TickReport {
         vault: location.root.display().to_string(),
         brain_feed: location.feed_dir.display().to_string(),
         dry_run: options.dry_run,
-        ai: AiStatus { ran: false, reason: format!("phase 1 only: {ai_reason}") },
+        ai: ai_status,
         phases,
         scan: scan_report,
         arcs,
@@ -891,7 +904,10 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
                 input.health.edges, input.health.orphans, input.health.arcs, input.health.duplicates
             )],
         ),
-        ("Merges".to_string(), vec!["none: merges are recommended by the AI phases, which did not run".into()]),
+        (
+            "Merges".to_string(),
+            vec!["none in phase 1: merges come from the AI phases (see AI below when they ran)".into()],
+        ),
     ];
     if !input.skipped.is_empty() {
         sections.push((

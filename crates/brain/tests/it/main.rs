@@ -26,6 +26,7 @@ mod serve;
 mod serve_security;
 mod session_start;
 mod sync;
+mod vault_ai;
 mod vault_bounds;
 mod vault_crash;
 mod vault_doctor;

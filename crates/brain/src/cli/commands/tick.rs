@@ -1,6 +1,7 @@
 //! `brain tick`: maintain the vault (phase 1, deterministic): heat, promotion and demotion,
-//! graduation, signal tombstones, the brain feed and `health.jsonl`. The AI phases (2–5)
-//! need an LLM; without one the tick says so and runs phase 1 only.
+//! graduation, signal tombstones, the brain feed and `health.jsonl`; then, when `[ai]` names
+//! an LLM and `--no-ai` is not given, the AI phases 2–5 (`crate::ai`): prompt, reason, apply
+//! the valid proposals, verify. Without one the tick says so and runs phase 1 only.
 
 use std::path::PathBuf;
 
@@ -75,7 +76,10 @@ fn print_text(out: &mut Out, report: &TickReport) {
         let steps: Vec<String> = phase.steps.iter().map(|s| format!("{} {:.1}", s.name, s.ms)).collect();
         out.line(format!("phase {} {}: {:.1} ms ({})", phase.phase, phase.name, phase.ms, steps.join(", ")));
     }
-    out.line(format!("phases 2-5 skipped: {}", report.ai.reason));
+    match &report.ai.report {
+        None => out.line(format!("phases 2-5 skipped: {}", report.ai.reason)),
+        Some(ai) => print_ai(out, ai),
+    }
     out.line(format!(
         "scan: {} files ({} parsed, {} unchanged, {} touched, {} removed)",
         report.scan.files, report.scan.parsed, report.scan.unchanged, report.scan.touched, report.scan.removed
@@ -124,6 +128,42 @@ fn print_text(out: &mut Out, report: &TickReport) {
         out.line(format!("verify {} `{}`: {}", result.file, result.command, result.outcome));
     }
     out.line(format!("health {}/10: {}", report.health.score, report.health.reason));
+}
+
+fn print_ai(out: &mut Out, ai: &crate::ai::AiReport) {
+    out.line(format!(
+        "ai {} {}: prompt {} tokens ({} of {} arcs, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
+        ai.provider,
+        ai.model,
+        ai.prompt.tokens,
+        ai.prompt.arcs_shown,
+        ai.prompt.arcs_total,
+        ai.prompt.build_ms,
+        ai.requests,
+        ai.tokens_in,
+        ai.tokens_out,
+        ai.cost,
+        ai.latency_ms
+    ));
+    if let Some(error) = &ai.error {
+        out.line(format!("ai failed: {error}"));
+    }
+    out.line(format!(
+        "ai proposals: {} proposed, {} applied, {} verified, {} rejected, {} failed",
+        ai.proposed, ai.applied, ai.verified, ai.rejected, ai.failed
+    ));
+    for outcome in ai.proposals.iter().take(SHOWN) {
+        let status = outcome.status.as_str();
+        let why = outcome.why.as_deref().map(|why| format!(" ({why})")).unwrap_or_default();
+        out.line(format!("  {status}: {}{why}", outcome.proposal));
+    }
+    more(out, ai.proposals.len());
+    if let Some(intent) = &ai.intent {
+        out.line(format!("intent: {intent}"));
+    }
+    if let Some(health) = &ai.health {
+        out.line(format!("ai health {}/10: {}", health.score, health.reason));
+    }
 }
 
 fn more(out: &mut Out, total: usize) {

@@ -1,0 +1,519 @@
+//! The AI half of `brain tick` (SPEC §6.2, §6.6): phases 2–5 after the deterministic keeper.
+//! An optional LLM *recommends*; code validates and applies.
+//!
+//! - [`config`]: `[ai]` (user config only), the bounds of a tick.
+//! - [`provider`]: the providers (OpenAI-compatible chat completions, Anthropic Messages)
+//!   behind one closed enum; the key from the environment only, never printed.
+//! - [`prompt`] (phase 2): a redacted, token-bounded view of the vault.
+//! - [`run`] (phase 3): one request, one repair retry on an answer that is not the schema's
+//!   JSON, at most one bounded wait on a 429 with `retry-after`, all within `timeout_ms` and
+//!   `max_cost_per_tick`.
+//! - [`proposals`] (phase 4, first half): schema and rules; [`apply`] (phase 4, second half,
+//!   and phase 5): the writes through the vault's rules and the re-read that verifies them.
+//!
+//! Invariants: phase 1 has finished and written its feed before anything here runs, and
+//! nothing here can fail the tick (a failure is reported in the tick report,
+//! `last-tick-diff.md` and the audit record); no proposal is written before every proposal
+//! of the answer has been checked; nothing leaves the machine that the redactor did not see;
+//! `--dry-run` asks the model but writes nothing anywhere.
+
+pub(crate) mod apply;
+pub mod config;
+pub(crate) mod prompt;
+pub mod proposals;
+pub(crate) mod provider;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+pub use config::AiConfig;
+pub use proposals::ProposalOutcome;
+
+use crate::app::Brain;
+use crate::vault::feed::active_signals;
+use crate::vault::fsio::{self, read_optional, sha256_hex};
+use crate::vault::scan::{IndexChanges, Snapshot, apply as apply_index, overlay};
+use crate::vault::text::{clip, one_line};
+use crate::vault::{AiStatus, Location, PhaseTiming, StepTiming};
+use proposals::{ArcFacts, Facts, SignalFacts};
+use provider::{CallError, Provider, Question, Reply};
+
+/// Audit records kept under `<home>/ticks/` (the oldest go first).
+const AUDIT_KEEP: usize = 200;
+/// The most bytes of an answer kept in an audit record.
+const AUDIT_ANSWER_BYTES: usize = 256 << 10;
+/// A server that does not honour `max_tokens` is caught by counting: an answer over this many
+/// times the limit (under the configured tokenizer, which may differ from the model's) is refused.
+const OUTPUT_SLACK: usize = 2;
+
+/// The prompt's figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PromptFigures {
+    pub tokens: usize,
+    pub max_tokens: usize,
+    pub chars: usize,
+    /// SHA-256 of the system and user text (the audit record keeps the digest, not the text).
+    pub sha256: String,
+    pub arcs_shown: usize,
+    pub arcs_total: usize,
+    pub signals_shown: usize,
+    pub build_ms: f64,
+}
+
+/// The AI health line.
+#[derive(Clone, Debug, Serialize)]
+pub struct AiHealth {
+    pub score: u8,
+    pub reason: String,
+}
+
+/// What phases 2–5 did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AiReport {
+    pub provider: String,
+    pub model: String,
+    pub prompt: PromptFigures,
+    /// Requests sent (a repair retry and a retry after a 429 count).
+    pub requests: u32,
+    /// A repair retry was needed.
+    pub repaired: bool,
+    /// Time spent waiting on `retry-after`.
+    pub waited_ms: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub cost: f64,
+    pub latency_ms: f64,
+    pub proposed: usize,
+    pub applied: usize,
+    pub rejected: usize,
+    pub verified: usize,
+    pub failed: usize,
+    pub proposals: Vec<ProposalOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<AiHealth>,
+    /// Why the phases stopped early (no answer, an unusable answer, a bound); `None` when the
+    /// answer was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The audit record of this tick (`<home>/ticks/…json`); none in a dry run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audit: Option<String>,
+}
+
+/// What the tick hands the AI phases, after phase 1.
+pub(crate) struct AiInput<'a> {
+    pub location: &'a Location,
+    /// The index as phase 1 left it (updated here with what these phases write).
+    pub snapshot: &'a mut Snapshot,
+    pub dry_run: bool,
+    pub no_ai: bool,
+    /// `last-tick-diff.md` as phase 1 rendered it.
+    pub last_diff: &'a str,
+}
+
+/// What the tick reports of phases 2–5.
+pub(crate) struct AiOutcome {
+    /// Whether they ran, why not, and what they did.
+    pub status: AiStatus,
+    pub phases: Vec<PhaseTiming>,
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+fn skipped(reason: String) -> AiOutcome {
+    AiOutcome {
+        status: AiStatus { ran: false, reason, report: None },
+        phases: [(2, "prompt"), (3, "reason"), (4, "apply"), (5, "verify")]
+            .into_iter()
+            .map(|(phase, name)| PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() })
+            .collect(),
+    }
+}
+
+/// Runs phases 2–5 when an LLM is configured and `--no-ai` is not given. Never fails: phase 1
+/// is done, and whatever goes wrong here is reported.
+pub(crate) fn run(brain: &Brain, input: AiInput<'_>) -> AiOutcome {
+    run_with_env(brain, input, &|name| std::env::var(name).ok())
+}
+
+/// [`run`] with the environment the API key is read from.
+pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str) -> Option<String>) -> AiOutcome {
+    if input.no_ai {
+        return skipped("phase 1 only: --no-ai".into());
+    }
+    let config = &brain.config.ai;
+    let provider = match Provider::from_config(config, env) {
+        Ok(Some(provider)) => provider,
+        Ok(None) => return skipped("phase 1 only: no LLM is configured ([ai] provider)".into()),
+        Err(message) => {
+            let mut outcome = skipped(format!("AI phases failed: {message}"));
+            let report = AiReport {
+                provider: config.provider.clone(),
+                model: config.model.clone(),
+                error: Some(message),
+                audit: (!input.dry_run).then(|| audit_path(brain).display().to_string()),
+                ..AiReport::default()
+            };
+            finish(brain, &input, &report, &[]);
+            outcome.status.report = Some(report);
+            return outcome;
+        }
+    };
+    let mut phases = Vec::new();
+    let mut report =
+        AiReport { provider: provider.name().into(), model: provider.model().into(), ..AiReport::default() };
+
+    // Phase 2: the prompt.
+    let started = Instant::now();
+    let mut step = Instant::now();
+    let mut steps = Vec::new();
+    let mut lap = |name: &'static str, step: &mut Instant| {
+        steps.push(StepTiming { name, ms: ms(*step) });
+        *step = Instant::now();
+    };
+    let now = brain.now;
+    let active = active_signals(input.snapshot, now, &brain.config.vault);
+    let lessons = prompt::recent_lessons(brain);
+    lap("inputs", &mut step);
+    let built = prompt::build(
+        &prompt::PromptInput {
+            snapshot: input.snapshot,
+            active: &active,
+            lessons: &lessons,
+            last_diff: input.last_diff,
+            now,
+        },
+        brain.counter(),
+        config.prompt_max_tokens,
+    );
+    lap("render", &mut step);
+    let facts = facts(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    lap("facts", &mut step);
+    drop(active);
+    report.prompt = PromptFigures {
+        tokens: built.tokens,
+        max_tokens: config.prompt_max_tokens,
+        chars: built.system.chars().count() + built.user.chars().count(),
+        sha256: sha256_hex(format!("{}\n\n{}", built.system, built.user).as_bytes()),
+        arcs_shown: built.arcs_shown,
+        arcs_total: built.arcs_total,
+        signals_shown: built.signals_shown,
+        build_ms: ms(started),
+    };
+    phases.push(PhaseTiming { phase: 2, name: "prompt", ran: true, ms: ms(started), steps });
+
+    // Phase 3: the question.
+    let started = Instant::now();
+    let schema = proposals::schema();
+    let reasoned = reason(brain, &provider, &built, &schema, &mut report);
+    report.latency_ms = ms(started);
+    report.cost = config.cost(report.tokens_in, report.tokens_out);
+    phases.push(PhaseTiming { phase: 3, name: "reason", ran: true, ms: ms(started), steps: Vec::new() });
+    report.audit = (!input.dry_run).then(|| audit_path(brain).display().to_string());
+    let (answer, raw) = match reasoned {
+        Ok(pair) => pair,
+        Err((message, raw)) => {
+            report.error = Some(message.clone());
+            finish(brain, &input, &report, raw.as_bytes());
+            for (phase, name) in [(4, "apply"), (5, "verify")] {
+                phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
+            }
+            let reason = format!("AI phases failed: {message}");
+            return AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases };
+        }
+    };
+
+    // Phase 4: rules, then writes.
+    let started = Instant::now();
+    let checked = proposals::check(&answer, &facts, config.max_changes_per_kind);
+    let checked_ms = ms(started);
+    let mut outcomes = checked.outcomes;
+    let written = apply::apply(&input.location.root, input.snapshot, &checked.plan, &mut outcomes, input.dry_run);
+    report.intent = checked.plan.intent.clone();
+    report.health = checked.plan.health.clone().map(|(score, reason)| AiHealth { score, reason });
+    phases.push(PhaseTiming {
+        phase: 4,
+        name: "apply",
+        ran: true,
+        ms: ms(started),
+        steps: vec![StepTiming { name: "check", ms: checked_ms }],
+    });
+
+    // Phase 5: re-read what was written, confirm, and tell the index.
+    let started = Instant::now();
+    if !input.dry_run {
+        let vault = &brain.config.vault;
+        let (changed, removed) =
+            apply::verify(&input.location.root, &written, &mut outcomes, vault.max_file_bytes, *brain.counter());
+        if !changed.is_empty() || !removed.is_empty() {
+            let mut changes = IndexChanges { changed, ..IndexChanges::default() };
+            let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
+            overlay(input.snapshot, &mut changes, &removed_refs);
+            let mut diagnostics = Vec::new();
+            if let Err(err) = apply_index(brain, &changes, &mut diagnostics) {
+                report.error = Some(format!("the index was not updated (the next scan will): {err}"));
+            }
+        }
+    }
+    phases.push(PhaseTiming { phase: 5, name: "verify", ran: !input.dry_run, ms: ms(started), steps: Vec::new() });
+
+    report.proposed = outcomes.len();
+    let count = |status: &str| outcomes.iter().filter(|o| o.status == status).count();
+    report.rejected = count("rejected");
+    report.verified = count("verified");
+    report.applied = report.verified + count("applied");
+    report.failed = count("failed");
+    report.proposals = outcomes;
+    finish(brain, &input, &report, raw.as_bytes());
+    let reason = format!(
+        "{} proposed, {} applied, {} verified, {} rejected{}",
+        report.proposed,
+        report.applied,
+        report.verified,
+        report.rejected,
+        if input.dry_run { " (dry run: nothing written)" } else { "" }
+    );
+    AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases }
+}
+
+/// Phase 3: asks, repairs once, waits once; returns the parsed answer and its raw text, or why
+/// not (with whatever raw text came back, for the audit record).
+fn reason(
+    brain: &Brain,
+    provider: &Provider,
+    built: &prompt::Prompt,
+    schema: &serde_json::Value,
+    report: &mut AiReport,
+) -> Result<(proposals::Answer, String), (String, String)> {
+    let config = &brain.config.ai;
+    let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
+    let mut user = built.user.clone();
+    let mut waited = false;
+    let mut last_raw = String::new();
+    loop {
+        // The worst case of the next request must fit in what is left of the cost cap.
+        let worst = config.cost(built.tokens as u64 + 64, u64::from(config.max_output_tokens));
+        let spent = config.cost(report.tokens_in, report.tokens_out);
+        if spent + worst > config.max_cost_per_tick {
+            return Err((
+                format!(
+                    "not asked: the request could cost {:.4} more, over max_cost_per_tick {:.4} (spent {:.4})",
+                    worst, config.max_cost_per_tick, spent
+                ),
+                last_raw,
+            ));
+        }
+        let left = provider::left(deadline);
+        if left.is_zero() {
+            return Err(("timed out: no usable answer within timeout_ms".into(), last_raw));
+        }
+        report.requests += 1;
+        let question = Question { system: &built.system, user: &user, schema };
+        let reply: Reply = match provider.ask(&question, left) {
+            Ok(reply) => reply,
+            Err(CallError::RateLimited { retry_after: Some(wait) })
+                if !waited && wait + Duration::from_millis(100) < provider::left(deadline) =>
+            {
+                waited = true;
+                report.waited_ms = wait.as_millis() as u64;
+                std::thread::sleep(wait);
+                continue;
+            }
+            Err(err) => return Err((format!("{} {}: {err}", provider.name(), provider.url()), last_raw)),
+        };
+        report.tokens_in += reply.input_tokens.unwrap_or(built.tokens as u64);
+        let counted = brain.counter().count(&reply.text);
+        report.tokens_out += reply.output_tokens.unwrap_or(counted as u64);
+        last_raw = reply.text.clone();
+        let limit = config.max_output_tokens as usize;
+        if counted > limit * OUTPUT_SLACK || reply.output_tokens.is_some_and(|n| n as usize > limit * OUTPUT_SLACK) {
+            return Err((
+                format!("refused: the answer is {counted} tokens, over the output limit of {limit}"),
+                last_raw,
+            ));
+        }
+        if reply.cut_short {
+            return Err((format!("the answer was cut short at max_output_tokens ({limit})"), last_raw));
+        }
+        match proposals::parse(&reply.text) {
+            Ok(answer) => return Ok((answer, last_raw)),
+            Err(problem) if !report.repaired => {
+                report.repaired = true;
+                user = format!(
+                    "{}\n\nYour previous answer was rejected: {}. Answer again with only the JSON document the \
+                     schema describes.\n",
+                    built.user,
+                    clip(&one_line(&problem), 300)
+                );
+            }
+            Err(problem) => return Err((format!("no usable answer after one repair: {problem}"), last_raw)),
+        }
+    }
+}
+
+/// What the rules check against: live arcs, tombstones, signals, from the index as phase 1
+/// left it (tombstones' `cluster_id`s read from their few files).
+fn facts<'a>(root: &Path, snapshot: &'a Snapshot, max_bytes: usize) -> Facts<'a> {
+    let mut facts = Facts::default();
+    for (relpath, file) in snapshot {
+        if file.state.generated.is_some() {
+            continue;
+        }
+        if file.state.merged {
+            let bytes = read_optional(&root.join(relpath)).ok().flatten().unwrap_or_default();
+            let (doc, _) = brain_core::vault::parse(relpath, &bytes, max_bytes);
+            if let Some(id) = doc.frontmatter.and_then(|fm| fm.cluster_id) {
+                facts.tombstones.insert(id.trim().to_string());
+            }
+            continue;
+        }
+        if let Some(arc) = file.state.arc.as_ref().filter(|_| file.state.arc_owner) {
+            facts.arcs.insert(
+                arc.cluster_id.as_str(),
+                ArcFacts {
+                    relpath: relpath.as_str(),
+                    project: file.state.project.as_str(),
+                    edges: &arc.edges,
+                    readonly: file.state.readonly,
+                },
+            );
+        }
+        for signal in file.state.signals.iter().filter(|signal| !signal.tombstone) {
+            facts.signals.entry(signal.id.as_str()).or_insert(SignalFacts {
+                relpath: relpath.as_str(),
+                severity: signal.severity(),
+                readonly: file.state.readonly,
+            });
+        }
+    }
+    facts
+}
+
+/// The audit record of one tick.
+#[derive(Serialize)]
+struct AuditRecord<'a> {
+    timestamp: String,
+    vault: String,
+    #[serde(flatten)]
+    report: &'a AiReport,
+    /// The answer as received (redacted, at most 256 KiB).
+    answer: String,
+}
+
+/// Writes what the tick's AI phases did (unless it is a dry run): `intent.md`, the AI health
+/// line in `health.jsonl`, an AI section in `last-tick-diff.md`, and the audit record.
+fn finish(brain: &Brain, input: &AiInput<'_>, report: &AiReport, raw: &[u8]) {
+    if input.dry_run {
+        return;
+    }
+    let feed_dir = &input.location.feed_dir;
+    let stamp = brain_core::time::format_timestamp(brain.now);
+    if let Some(intent) = &report.intent {
+        let text = format!(
+            "---\nid: intent\ntitle: Operator Intent\npriority: 7\nttl: 7200\nseverity: info\n---\n## Operator Intent\n\n{intent}\n\n_Inferred by {} ({}) at {stamp}; a recommendation, not a fact._\n",
+            report.provider,
+            one_line(&report.model)
+        );
+        let path = feed_dir.join("intent.md");
+        if read_optional(&path).ok().flatten().as_deref() != Some(text.as_bytes()) {
+            let _ = fsio::write_owned(&path, text.as_bytes());
+        }
+    }
+    if let Some(health) = &report.health {
+        let line = serde_json::json!({
+            "timestamp": stamp, "source": "ai", "score": health.score, "reason": health.reason, "model": report.model,
+        });
+        append_line(&feed_dir.join("health.jsonl"), &line.to_string());
+    }
+    let mut diff = input.last_diff.to_string();
+    if !diff.ends_with('\n') {
+        diff.push('\n');
+    }
+    diff.push_str("\n### AI\n\n");
+    for line in diff_lines(report) {
+        diff.push_str(&format!("- {}\n", one_line(&line)));
+    }
+    let _ = fsio::write_owned(&feed_dir.join("last-tick-diff.md"), diff.as_bytes());
+
+    let answer =
+        crate::vault::text::redacted(&String::from_utf8_lossy(&raw[..raw.len().min(AUDIT_ANSWER_BYTES)])).into_owned();
+    let record =
+        AuditRecord { timestamp: stamp.clone(), vault: input.location.root.display().to_string(), report, answer };
+    let path = audit_path(brain);
+    if let Ok(text) = serde_json::to_string_pretty(&record)
+        && fsio::write_owned(&path, text.as_bytes()).is_ok()
+        && let Some(dir) = path.parent()
+    {
+        prune(dir);
+    }
+}
+
+/// `<home>/ticks/<timestamp>.json` (the tick's `--now`, colons dropped).
+fn audit_path(brain: &Brain) -> PathBuf {
+    let stamp = brain_core::time::format_timestamp(brain.now).replace(':', "");
+    brain.home.join("ticks").join(format!("{stamp}.json"))
+}
+
+/// The AI section of `last-tick-diff.md`.
+fn diff_lines(report: &AiReport) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} {}: prompt {} tokens ({} of {} arcs), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
+        report.provider,
+        report.model,
+        report.prompt.tokens,
+        report.prompt.arcs_shown,
+        report.prompt.arcs_total,
+        report.requests,
+        report.tokens_in,
+        report.tokens_out,
+        report.cost,
+        report.latency_ms
+    )];
+    if let Some(error) = &report.error {
+        lines.push(format!("failed: {error}"));
+    }
+    if report.proposed > 0 {
+        lines.push(format!(
+            "{} proposed, {} applied, {} verified, {} rejected, {} failed",
+            report.proposed, report.applied, report.verified, report.rejected, report.failed
+        ));
+    }
+    for outcome in report.proposals.iter().take(40) {
+        let why = outcome.why.as_deref().map(|why| format!(": {why}")).unwrap_or_default();
+        lines.push(format!("{} {}{why}", outcome.status, outcome.proposal));
+    }
+    if let Some(health) = &report.health {
+        lines.push(format!("health {}/10: {}", health.score, clip(&health.reason, 200)));
+    }
+    lines
+}
+
+fn append_line(path: &Path, line: &str) {
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::File::options().create(true).append(true).open(path) {
+        let _ = file.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+/// Keeps the newest [`AUDIT_KEEP`] records (names sort by time).
+fn prune(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut names: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    if names.len() <= AUDIT_KEEP {
+        return;
+    }
+    names.sort();
+    for path in &names[..names.len() - AUDIT_KEEP] {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,245 @@
+//! Phase 2: the prompt. A compressed, redacted, bounded view of the vault — never the whole
+//! vault: the arc table (hottest first, each with its edges), the active signals by stable id,
+//! recent lessons and the last tick's diff. Instructions are fixed and never cut; the data
+//! sections share what the token budget leaves (signals, then arcs, then lessons, then the
+//! diff; a section's unused share flows to the next), line by line, counted with the
+//! configured tokenizer. Every free text (titles, summaries, signal texts, lessons, the diff)
+//! goes through the redactor before it is counted.
+
+use brain_core::tokens::TokenCounter;
+use brain_core::{Kind, Timestamp};
+
+use crate::vault::feed::ActiveSignal;
+use crate::vault::scan::Snapshot;
+use crate::vault::text::{clip, one_line, redacted};
+
+/// What the model is told, always in full.
+pub(crate) const INSTRUCTIONS: &str = "You maintain a vault of work arcs (markdown notes of past coding sessions) \
+for brain, a memory system for coding agents. Deterministic code already computed heat, promotions and the feed. \
+Your job is to recommend, never to rewrite: code validates every recommendation and applies only valid ones.
+
+Answer with ONE JSON document matching the schema brain_tick_proposals and nothing else:
+- edges: missing links between arcs ({from, to, type, reason}); type is parent, child, sibling, unblocks, \
+supersedes or related. Only between two different arcs of the table; never one that is already listed.
+- merges: arcs that describe the same work ({into, arcs, reason}); `into` survives, each of `arcs` becomes a \
+tombstone pointing at it. Only arcs of one project; never an arc twice; no chains.
+- signals: changes of active signals by their id ({signal, action, severity, reason}): action escalate with a \
+higher severity (warning, critical, nuclear), or clear (severity resolved) when the work shows it is fixed.
+- intent: one short paragraph, what the operator is working towards now.
+- health: {score 0-10, reason}: how well the vault reflects the work.
+Use only ids that appear below. Propose nothing rather than guess; empty lists are a good answer.";
+
+/// Shares of the data budget, in order (unused budget flows to the next section).
+const SHARES: [(&str, usize); 4] = [("signals", 20), ("arcs", 50), ("lessons", 10), ("last tick diff", 20)];
+
+/// The longest summary or signal text shown (characters).
+const FIELD_CHARS: usize = 160;
+/// The most lessons read from the index.
+const LESSONS: usize = 20;
+
+/// The prompt of one tick and its figures.
+pub(crate) struct Prompt {
+    pub system: String,
+    pub user: String,
+    /// Tokens of system + user under the configured counter.
+    pub tokens: usize,
+    pub arcs_total: usize,
+    pub arcs_shown: usize,
+    pub signals_shown: usize,
+}
+
+/// The data a prompt is built from.
+pub(crate) struct PromptInput<'a> {
+    pub snapshot: &'a Snapshot,
+    pub active: &'a [ActiveSignal<'a>],
+    /// Lesson texts, newest first.
+    pub lessons: &'a [String],
+    /// `last-tick-diff.md` as phase 1 wrote it.
+    pub last_diff: &'a str,
+    pub now: Timestamp,
+}
+
+/// Lessons of the vault from the index, newest first, at most [`LESSONS`].
+pub(crate) fn recent_lessons(brain: &crate::app::Brain) -> Vec<String> {
+    let filter = brain_store::ItemFilter {
+        kinds: vec![Kind::Lesson],
+        source_prefix: Some(crate::vault::state::SOURCE_PREFIX.to_string()),
+        limit: Some(LESSONS),
+        ..brain_store::ItemFilter::default()
+    };
+    // The store lists newest first (`updated_at`, then id).
+    brain.list(&filter).unwrap_or_default().into_iter().map(|item| item.content).collect()
+}
+
+/// Builds the prompt within `max_tokens` (instructions + data).
+pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens: usize) -> Prompt {
+    let system = INSTRUCTIONS.to_string();
+    let system_tokens = counter.count(&system);
+    let header = format!("Now: {}\n", brain_core::time::format_timestamp(input.now));
+    let data_budget = max_tokens.saturating_sub(system_tokens + counter.count(&header));
+
+    let mut arcs: Vec<(&str, &crate::vault::state::ArcState, &str)> = input
+        .snapshot
+        .iter()
+        .filter(|(_, file)| file.state.generated.is_none() && file.state.arc_owner)
+        .filter_map(|(relpath, file)| Some((relpath.as_str(), file.state.arc.as_ref()?, file.state.project.as_str())))
+        .collect();
+    let arcs_total = arcs.len();
+    arcs.sort_by(|a, b| {
+        b.1.heat.unwrap_or(0).cmp(&a.1.heat.unwrap_or(0)).then(b.1.created.cmp(&a.1.created)).then(a.0.cmp(b.0))
+    });
+    let arc_of_file = |relpath: &str| {
+        input.snapshot.get(relpath).and_then(|file| file.state.arc.as_ref()).map(|arc| arc.cluster_id.as_str())
+    };
+
+    // Lines are produced lazily: a 10k-arc vault renders only the arcs that fit.
+    let signal_lines = input.active.iter().map(|signal| {
+        format!(
+            "- {} | {} | {} | arc {} | {}",
+            signal.signal.id,
+            signal.severity.as_str(),
+            clip(&one_line(&redacted(signal.signal.source.as_deref().unwrap_or("-"))), 60),
+            arc_of_file(signal.relpath).unwrap_or("-"),
+            clip(&one_line(&redacted(&signal.signal.text)), FIELD_CHARS),
+        )
+    });
+    let arc_lines = arcs.iter().map(|(_, arc, project)| {
+        let summary = arc.summary.as_deref().map(|s| clip(&one_line(&redacted(s)), FIELD_CHARS).into_owned());
+        let edges = if arc.edges.is_empty() { "-".to_string() } else { arc.edges.join(", ") };
+        format!(
+            "- {} | heat {} | {} | {} | {} | {}{} | edges: {}",
+            arc.cluster_id,
+            arc.heat.unwrap_or(0),
+            arc.status.as_deref().unwrap_or("active"),
+            arc.region.as_deref().unwrap_or("-"),
+            if project.is_empty() { "-" } else { project },
+            clip(&one_line(&redacted(&arc.title)), 100),
+            summary.map(|s| format!(" — {s}")).unwrap_or_default(),
+            edges,
+        )
+    });
+    let lesson_lines =
+        input.lessons.iter().map(|lesson| format!("- {}", clip(&one_line(&redacted(lesson)), FIELD_CHARS)));
+    let diff_body = strip_frontmatter(input.last_diff);
+    let diff_lines = diff_body
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| clip(&redacted(line), 200).into_owned())
+        .collect::<Vec<_>>()
+        .into_iter();
+
+    let mut user = header;
+    let mut carry = 0usize;
+    let mut shown = [0usize; 4];
+    let mut sections: [Box<dyn Iterator<Item = String>>; 4] =
+        [Box::new(signal_lines), Box::new(arc_lines), Box::new(lesson_lines), Box::new(diff_lines)];
+    for (index, ((name, share), lines)) in SHARES.iter().zip(sections.iter_mut()).enumerate() {
+        let budget = data_budget * share / 100 + carry;
+        let heading = format!("\n## {name}\n");
+        let mut used = counter.count(&heading);
+        let mut body = String::new();
+        for line in lines.by_ref() {
+            let cost = counter.count(&line) + 1;
+            if used + cost > budget {
+                break;
+            }
+            used += cost;
+            body.push_str(&line);
+            body.push('\n');
+            shown[index] += 1;
+        }
+        if shown[index] == 0 {
+            carry = budget;
+            continue;
+        }
+        carry = budget.saturating_sub(used);
+        user.push_str(&heading);
+        user.push_str(&body);
+    }
+    user.push_str(&format!(
+        "\n({} of {} arcs shown, hottest first; {} of {} active signals.)\n",
+        shown[1],
+        arcs_total,
+        shown[0],
+        input.active.len()
+    ));
+    // A counter that is not subadditive (BPE) may count the whole above the sum of its lines:
+    // data lines go from the end until it fits; the instructions are never cut.
+    let mut tokens = system_tokens + counter.count(&user);
+    while tokens > max_tokens {
+        let Some(cut) = user.trim_end_matches('\n').rfind('\n') else { break };
+        user.truncate(cut + 1);
+        tokens = system_tokens + counter.count(&user);
+    }
+    Prompt { system, user, tokens, arcs_total, arcs_shown: shown[1], signals_shown: shown[0] }
+}
+
+fn strip_frontmatter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else { return text };
+    match rest.find("\n---\n") {
+        Some(end) => &rest[end + 5..],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vault::scan::IndexedFile;
+    use crate::vault::state::{ArcState, FileState};
+
+    fn vault(arcs: usize) -> Snapshot {
+        let mut snapshot = Snapshot::new();
+        for n in 0..arcs {
+            let arc = ArcState {
+                cluster_id: format!("2026-11-{:02}-arc-{n:05}", n % 28 + 1),
+                title: format!("Arc number {n} about the gateway"),
+                heat: Some((n % 11) as u8),
+                created: 1_700_000_000 + n as i64,
+                summary: Some(format!(
+                    "Summary {n}: password=hunter2hunter2 and ghp_EXAMPLE0example1EXAMPLE0example1EXAM"
+                )),
+                edges: vec![format!("2026-11-01-arc-{:05}", (n + 1) % arcs)],
+                ..ArcState::default()
+            };
+            let state = FileState { arc: Some(arc), arc_owner: true, ..FileState::default() };
+            snapshot.insert(format!("clusters/a/{n}.md"), IndexedFile { state, ..IndexedFile::default() });
+        }
+        snapshot
+    }
+
+    #[test]
+    fn the_prompt_stays_within_its_budget_hottest_first_redacted_with_the_instructions_whole() {
+        let snapshot = vault(3000);
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let lessons = vec!["Always back off.".to_string()];
+        let input = PromptInput {
+            snapshot: &snapshot,
+            active: &[],
+            lessons: &lessons,
+            last_diff: "---\nid: x\n---\n## Last Tick\n- a\n",
+            now,
+        };
+        for counter in [TokenCounter::Heuristic, TokenCounter::O200k] {
+            for budget in [1000, 6000] {
+                let prompt = build(&input, &counter, budget);
+                assert!(prompt.tokens <= budget, "{counter:?} {budget}: {}", prompt.tokens);
+                assert_eq!(prompt.tokens, counter.count(&prompt.system) + counter.count(&prompt.user));
+                assert_eq!(prompt.system, INSTRUCTIONS);
+                assert!(prompt.arcs_shown > 0 && prompt.arcs_shown < 3000, "{}", prompt.arcs_shown);
+                assert_eq!(prompt.arcs_total, 3000);
+                assert!(!prompt.user.contains("hunter2") && !prompt.user.contains("ghp_EXAMPLE"), "redacted");
+                // Hottest first: the first arc line has heat 10.
+                let first = prompt.user.lines().find(|line| line.starts_with("- 2026")).unwrap();
+                assert!(first.contains("| heat 10 |"), "{first}");
+            }
+        }
+        // A small vault fits whole, lessons and the diff (without its frontmatter) included.
+        let small = vault(3);
+        let input = PromptInput { snapshot: &small, ..input };
+        let prompt = build(&input, &TokenCounter::Heuristic, 6000);
+        assert_eq!(prompt.arcs_shown, 3);
+        assert!(prompt.user.contains("## lessons\n- Always back off.\n"), "{}", prompt.user);
+        assert!(prompt.user.contains("## last tick diff\n## Last Tick\n- a\n") && !prompt.user.contains("id: x"));
+    }
+}
