@@ -171,9 +171,12 @@ impl ReadTx<'_> {
         Ok(page(rows, after, limit.max(1), keep))
     }
 
-    /// How many local changes wait for a push (items in conflict included).
-    pub fn count_pending(&self) -> StoreResult<u64> {
-        read_dispatch!(&self.backend, tx => tx.count_pending())
+    /// How many local changes of the scopes `keep` accepts wait for a push (items in
+    /// conflict included; changes of scopes that do not sync never leave, so they are not
+    /// waiting).
+    pub fn count_pending(&self, keep: &dyn Fn(&str) -> bool) -> StoreResult<u64> {
+        let by_scope = read_dispatch!(&self.backend, tx => tx.pending_by_scope())?;
+        Ok(by_scope.into_iter().filter(|(scope, _)| keep(scope)).map(|(_, count)| count).sum())
     }
 
     /// The newest cursor of the change log (0 when empty).

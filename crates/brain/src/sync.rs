@@ -303,7 +303,9 @@ pub fn run(
     let mut report = SyncReport { url: remote.base_url().to_string(), ..SyncReport::default() };
     push(brain, remote, selector, &mut report, progress)?;
     pull(brain, remote, selector, &mut report, progress)?;
-    let (pending, unresolved) = brain.store().read(|tx| Ok((tx.count_pending()?, tx.sync_conflicts()?.len())))?;
+    let (pending, unresolved) = brain
+        .store()
+        .read(|tx| Ok((tx.count_pending(&|scope| selector.matches(scope))?, tx.sync_conflicts()?.len())))?;
     report.pending = pending;
     report.unresolved = unresolved;
     Ok(report)
@@ -458,7 +460,7 @@ pub fn status(brain: &Brain, url: Option<&str>, selector: &ScopeSelector) -> Bra
             Some(name) => tx.sync_cursor(name)?,
             None => 0,
         };
-        Ok((tx.count_pending()?, cursor, tx.sync_conflicts()?))
+        Ok((tx.count_pending(&|scope| selector.matches(scope))?, cursor, tx.sync_conflicts()?))
     })?;
     let conflicts = conflicts
         .into_iter()

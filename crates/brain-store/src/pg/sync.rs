@@ -75,9 +75,13 @@ impl ReadTx<'_> {
         Ok(out)
     }
 
-    pub(crate) fn count_pending(&self) -> StoreResult<u64> {
-        let rows = self.query("SELECT count(*) FROM changes WHERE pending", &[])?;
-        Ok(rows.first().map(|row| row.try_get::<_, i64>(0)).transpose().map_err(invalid)?.unwrap_or(0) as u64)
+    pub(crate) fn pending_by_scope(&self) -> StoreResult<Vec<(String, u64)>> {
+        let rows = self.query("SELECT scope, count(*) FROM changes WHERE pending GROUP BY scope", &[])?;
+        rows.iter()
+            .map(|row| {
+                Ok((row.try_get::<_, String>(0).map_err(invalid)?, row.try_get::<_, i64>(1).map_err(invalid)? as u64))
+            })
+            .collect()
     }
 
     pub(crate) fn last_change(&self) -> StoreResult<u64> {

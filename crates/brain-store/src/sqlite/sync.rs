@@ -103,11 +103,15 @@ impl ReadTx<'_> {
         change_rows(self.connection, self.store.path(), after, limit, pending)
     }
 
-    pub(crate) fn count_pending(&self) -> StoreResult<u64> {
-        self.connection
-            .query_row("SELECT count(*) FROM changes WHERE pending = 1", [], |row| row.get::<_, i64>(0))
-            .map(|count| count as u64)
-            .map_err(sql_error(self.store.path()))
+    pub(crate) fn pending_by_scope(&self) -> StoreResult<Vec<(String, u64)>> {
+        let mut statement = self
+            .connection
+            .prepare_cached("SELECT scope, count(*) FROM changes WHERE pending = 1 GROUP BY scope")
+            .map_err(sql_error(self.store.path()))?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64)))
+            .map_err(sql_error(self.store.path()))?;
+        rows.collect::<Result<_, _>>().map_err(sql_error(self.store.path()))
     }
 
     pub(crate) fn last_change(&self) -> StoreResult<u64> {

@@ -75,6 +75,9 @@ fn a_write_on_one_machine_reaches_the_other_and_a_deletion_follows() {
     let (a, b) = (machine(&url), machine(&url));
 
     let id = a.remember(&["--title", "Use WAL", "--content", "SQLite runs in WAL mode"]);
+    // An agent's own scope does not sync unless named: never pushed, and never shown as
+    // waiting (it never will leave).
+    a.remember(&["--title", "Agent scratch", "--content", "my notes", "--scope", "agent/reviewer"]);
     let report = sync(&a);
     assert_eq!(report["pushed"], 1);
     assert_eq!(report["pending"], 0);
