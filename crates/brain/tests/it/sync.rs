@@ -77,7 +77,7 @@ fn a_write_on_one_machine_reaches_the_other_and_a_deletion_follows() {
     let id = a.remember(&["--title", "Use WAL", "--content", "SQLite runs in WAL mode"]);
     // An agent's own scope does not sync unless named: never pushed, and never shown as
     // waiting (it never will leave).
-    a.remember(&["--title", "Agent scratch", "--content", "my notes", "--scope", "agent/reviewer"]);
+    let scratch = a.remember(&["--title", "Agent scratch", "--content", "my notes", "--scope", "agent/reviewer"]);
     let report = sync(&a);
     assert_eq!(report["pushed"], 1);
     assert_eq!(report["pending"], 0);
@@ -101,7 +101,10 @@ fn a_write_on_one_machine_reaches_the_other_and_a_deletion_follows() {
     sync(&a);
     assert_eq!(sync(&b)["pulled"], 1);
     assert_eq!(content(&b, &newer), None, "the deletion reached B");
-    assert_eq!(ids(&a), ids(&b));
+    assert_eq!(content(&b, &scratch), None, "the agent's scope stayed on A");
+    let mut synced = ids(&a);
+    synced.retain(|id| *id != scratch);
+    assert_eq!(synced, ids(&b));
 }
 
 #[test]
