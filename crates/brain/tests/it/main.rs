@@ -28,6 +28,7 @@ mod session_start;
 mod vault_bounds;
 mod vault_crash;
 mod vault_doctor;
+mod vault_keeper;
 mod vault_mark;
 mod vault_projects;
 mod vault_scan;

@@ -104,6 +104,9 @@ fn print_text(out: &mut Out, report: &TickReport) {
         for graduation in report.graduations.iter().take(SHOWN) {
             out.line(format!("  {verb} graduate {} -> {}", graduation.from, graduation.to));
         }
+        for drained in report.inbox.iter().take(SHOWN) {
+            out.line(format!("  {verb} drain {} -> {}", drained.from, drained.to));
+        }
         for tombstone in report.tombstones.iter().take(SHOWN) {
             out.line(format!("  {verb} remove cleared signal from {}: {}", tombstone.file, tombstone.text));
         }
@@ -111,6 +114,9 @@ fn print_text(out: &mut Out, report: &TickReport) {
             out.line(format!("  {verb} {} {}", note.action, note.path));
         }
         more(out, report.notes.len());
+    }
+    if !report.inbox.is_empty() {
+        out.line(format!("inbox: {} notes drained into their region folders", report.inbox.len()));
     }
     let writes = report.notes.iter().filter(|note| note.action == "write").count();
     out.line(format!("generated notes: {} written, {} removed", writes, report.notes.len() - writes));
