@@ -12,19 +12,26 @@
 # the run and brain gets the same --now; both run within minutes of it (heat moves in hours).
 # Every run copies the pristine vault twice (one copy each), and the order of the two engines
 # alternates from run to run. First tick: the copy as generated. Steady tick: the same copy
-# after two more ticks (brain: files dated past the 2 s racy window first).
+# after two more ticks (brain: files dated past the 2 s racy window first). A run that fails
+# is reported and left out (the reference's second tick on a generated vault can fail: it
+# reads a pointer note its first tick moved).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-gen="$here/../shared/bench/gen_vault.py"
+gen=${GEN_VAULT:-$here/../shared/bench/gen_vault.py}
 n=${1:-10000}
 runs=${2:-5}
 dir=${BENCH_DIR:-/tmp/brain-bench-reference}
 : "${REFERENCE:?set REFERENCE to a checkout or git directory of agentibrain-kernel}"
 
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
-brain="$CARGO_TARGET_DIR/release/brain"
+# BRAIN_BIN: a release binary already built from this tree (else it is built here).
+if [ -n "${BRAIN_BIN:-}" ]; then
+    brain=$BRAIN_BIN
+else
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
+    cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
+    brain="$CARGO_TARGET_DIR/release/brain"
+fi
 
 rm -rf "$dir" && mkdir -p "$dir/ref"
 if [ -d "$REFERENCE/services/brain-ops" ]; then
@@ -41,9 +48,10 @@ find "$pristine" -type f -exec touch -d '1 day ago' {} +
 files=$(find "$pristine" -name '*.md' | wc -l)
 echo "machine: $(nproc) cores, $(uname -r); vault: $n arcs, $files markdown files, --now ${now}Z"
 
-# "<seconds> <max RSS KB>" of one command (its output discarded).
-measure() { /usr/bin/time -f '%e %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr" || {
-    cat "$dir/stderr" >&2; exit 1; }; cat "$dir/time"; }
+# "<seconds> <max RSS KB>" of one command (its output discarded); nothing when it failed
+# (the last line of its stderr goes to ours).
+measure() { if /usr/bin/time -f '%e %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr"; then
+    tail -1 "$dir/time"; else echo "failed: $* ($(tail -1 "$dir/stderr"))" >&2; fi; }
 ref_tick() { measure python3 "$keeper" --vault "$1" --brain-feed "$1/brain-feed"; }
 brain_tick() { measure "$brain" --home "$2" --now "${now}Z" tick --no-ai --vault "$1"; }
 
@@ -84,6 +92,7 @@ done
 report() {
     local what=$1 ref=$2 ours=$3
     local rt bt rm bm
+    if [ ! -s "$ref" ] || [ ! -s "$ours" ]; then echo "$what: no successful run of both"; return; fi
     rt=$(cut -d' ' -f1 "$ref" | median); bt=$(cut -d' ' -f1 "$ours" | median)
     rm=$(cut -d' ' -f2 "$ref" | sort -g | tail -1); bm=$(cut -d' ' -f2 "$ours" | sort -g | tail -1)
     awk -v w="$what" -v rt="$rt" -v bt="$bt" -v rm="$rm" -v bm="$bm" 'BEGIN {

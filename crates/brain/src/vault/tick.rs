@@ -1326,7 +1326,7 @@ fn apply_writes(
         })
         .collect();
     let journaled = if journal.is_empty() { Ok(()) } else { moves::begin(root, &journal) };
-    let slots: Vec<(usize, std::sync::Mutex<Option<Result<Staged, String>>>)> =
+    let slots: Vec<(usize, Slot<Result<Staged, String>>)> =
         staged_edits.into_iter().enumerate().map(|(i, staged)| (i, std::sync::Mutex::new(Some(staged)))).collect();
     let edited = parallel_map(&slots, |(i, slot)| {
         let edit = edits[*i];
@@ -1345,7 +1345,7 @@ fn apply_writes(
         // finds each move completed and removes it.
         let _ = moves::end(root);
     }
-    let note_slots: Vec<(usize, std::sync::Mutex<Option<Result<Option<Staged>, (String, String)>>>)> =
+    let note_slots: Vec<(usize, Slot<StagedNote>)> =
         staged_notes.into_iter().enumerate().map(|(i, staged)| (i, std::sync::Mutex::new(Some(staged)))).collect();
     let written = parallel_map(&note_slots, |(i, slot)| {
         let staged = slot.lock().unwrap_or_else(|poison| poison.into_inner()).take();
@@ -1357,6 +1357,12 @@ fn apply_writes(
     });
     (edited, written)
 }
+
+/// A value one worker of [`parallel_map`] takes out.
+type Slot<T> = std::sync::Mutex<Option<T>>;
+
+/// A staged note (`None`: a removal), or the relpath and why it was not staged.
+type StagedNote = Result<Option<Staged>, (String, String)>;
 
 fn note_relpath(op: &NoteOp) -> &str {
     match op {
