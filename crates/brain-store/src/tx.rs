@@ -102,6 +102,12 @@ impl<'c> WriteTx<'c> {
         dispatch!(&mut self.backend, tx => tx.delete_items_by_source_prefix(prefix))
     }
 
+    /// Gives the items `ids` whose source is `from` the source `to` (a moved vault file keeps
+    /// its items); their text is not rewritten. Returns how many moved.
+    pub fn move_source(&mut self, ids: &[String], from: &str, to: &str) -> StoreResult<usize> {
+        dispatch!(&mut self.backend, tx => tx.move_source(ids, from, to))
+    }
+
     /// Inserts or replaces the record of one vault file. Bookkeeping only: it does not move
     /// the write generation (no document depends on it).
     pub fn put_vault_file(&mut self, record: &VaultFileRecord) -> StoreResult<()> {

@@ -194,6 +194,18 @@ impl<'c> WriteTx<'c> {
         Ok(removed)
     }
 
+    pub(crate) fn move_source(&mut self, ids: &[String], from: &str, to: &str) -> StoreResult<usize> {
+        let mut moved = 0;
+        for chunk in ids.chunks(BATCH_ROWS * 10) {
+            moved += self.execute(
+                "UPDATE items SET source = $3, version = version + 1 WHERE id = ANY($1) AND source = $2",
+                &[&chunk, &from, &to],
+            )? as usize;
+        }
+        self.changed |= moved > 0;
+        Ok(moved)
+    }
+
     pub(crate) fn put_vault_file(&mut self, record: &VaultFileRecord) -> StoreResult<()> {
         let size = i64::try_from(record.size).unwrap_or(i64::MAX);
         self.execute(

@@ -125,6 +125,23 @@ impl WriteTx<'_> {
         Ok(removed)
     }
 
+    /// Gives the items `ids` that come from `from` the source `to` (a vault file moved: the
+    /// same items under its new path), one statement per id on the id index. The statement
+    /// names no indexed text, so the full-text index is not touched. Returns how many moved.
+    pub fn move_source(&mut self, ids: &[String], from: &str, to: &str) -> StoreResult<usize> {
+        let mut statement = self
+            .tx
+            .prepare_cached("UPDATE items SET source = ?3, version = version + 1 WHERE id = ?1 AND source = ?2")
+            .map_err(|e| self.error(e))?;
+        let mut moved = 0;
+        for id in ids {
+            moved += statement.execute(params![id, from, to]).map_err(|e| self.error(e))?;
+        }
+        drop(statement);
+        self.changed |= moved > 0;
+        Ok(moved)
+    }
+
     /// Inserts or replaces the record of one vault file. Bookkeeping only: it does not move
     /// the write generation (no document depends on it).
     pub fn put_vault_file(&mut self, record: &VaultFileRecord) -> StoreResult<()> {

@@ -54,6 +54,9 @@ pub struct ArcContent<'a> {
     /// The summaries capture has, ordered by start.
     pub sessions: Vec<&'a SessionSummary>,
     pub signals: Signals,
+    /// `cluster_id`s of the arcs of the same project and time window (see
+    /// `write::SIBLING_WINDOW_HOURS`): `sibling` edges of a new arc.
+    pub siblings: Vec<String>,
 }
 
 /// The agent hosts of `sessions`, once each, in [`Host`] order: the arc's `hosts` key.
@@ -104,12 +107,15 @@ pub fn render_new(arc: &ArcContent<'_>) -> String {
     for (key, value) in arc.scalars() {
         let _ = writeln!(text, "{key}: {}", yaml_scalar(&value));
     }
+    let edges: Vec<String> =
+        arc.siblings.iter().map(|target| format!("{{type: sibling, target: {}}}", yaml_scalar(target))).collect();
     let _ = writeln!(
         text,
-        "{}\n{}\n{}\nsynthesized: false\nedges: []\n---\n",
+        "{}\n{}\n{}\nsynthesized: false\nedges: [{}]\n---\n",
         arc.sessions_line(),
         arc.hosts_line(),
-        arc.signals_line()
+        arc.signals_line(),
+        edges.join(", ")
     );
     text.push_str(&generated_block(arc, &arc.title));
     text.push_str("\n\n## Notes\n\n");
@@ -397,6 +403,7 @@ mod tests {
             branch: "main".into(),
             source_sessions: vec!["s-1".into()],
             sessions,
+            siblings: Vec::new(),
             signals: Signals { errors: 2, joy: 1, tools: 3 },
         }
     }

@@ -25,6 +25,11 @@ use crate::error::{BrainError, BrainResult};
 
 /// Days before a group's first session whose folders are searched for the arc it continues.
 pub const LOOKBACK_DAYS: i64 = 7;
+/// A new arc gets a `sibling` edge to each arc of its project created at most this long
+/// before or after it…
+pub const SIBLING_WINDOW_HOURS: i64 = 24;
+/// …the nearest in time first (then by `cluster_id`), at most this many.
+pub const MAX_SIBLINGS: usize = 5;
 
 /// What happened to one arc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -71,6 +76,8 @@ struct ExistingArc {
     path: PathBuf,
     cluster_id: String,
     source_sessions: Vec<String>,
+    project: String,
+    created: Option<Timestamp>,
 }
 
 /// The arcs of some date folders, by the sessions they name.
@@ -125,10 +132,17 @@ fn read_existing(path: &Path) -> Option<ExistingArc> {
     let (doc, _) = parse("", &bytes, DEFAULT_MAX_BYTES);
     let frontmatter = doc.frontmatter?;
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let project = frontmatter
+        .get("project")
+        .and_then(|entry| entry.value.as_scalar())
+        .map(|project| project.trim().to_string())
+        .unwrap_or_default();
     Some(ExistingArc {
         path: path.to_path_buf(),
+        created: frontmatter.created.map(brain_core::vault::Created::timestamp),
         cluster_id: frontmatter.cluster_id.unwrap_or(stem),
         source_sessions: frontmatter.source_sessions,
+        project,
     })
 }
 
@@ -151,6 +165,8 @@ pub fn write_groups(
         return Ok(Vec::new());
     };
     let first = first.checked_sub(jiff::Span::new().days(LOOKBACK_DAYS)).unwrap_or(first);
+    // A day past the last: arcs created after a new one, within the sibling window.
+    let last = last.tomorrow().unwrap_or(last);
     let index = ExistingArcs::scan(clusters, first, last);
 
     let mut by_arc: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -172,13 +188,76 @@ pub fn write_groups(
     }
     targets.extend(by_arc.into_iter().map(|(arc, members)| Target { existing: Some(arc), members }));
 
+    // The arcs a new arc may be a sibling of: the known ones and the other new ones.
+    let new_arcs: Vec<Option<NewArc>> = targets
+        .iter()
+        .map(|target| if target.existing.is_none() { new_arc(sessions, &target.members) } else { None })
+        .collect();
+    let mut peers: Vec<(&str, &str, Timestamp)> = index
+        .arcs
+        .iter()
+        .filter_map(|arc| Some((arc.cluster_id.as_str(), arc.project.as_str(), arc.created?)))
+        .collect();
+    peers.extend(new_arcs.iter().flatten().map(|arc| (arc.cluster_id.as_str(), arc.project.as_str(), arc.created)));
+
     let mut lookup = store::SessionLookup::new(home);
     let mut outcomes = Vec::with_capacity(targets.len());
-    for target in targets {
-        outcomes.push(write_target(&mut lookup, clusters, sessions, &index, target, now)?);
+    for (target, new) in targets.into_iter().zip(&new_arcs) {
+        let siblings = new.as_ref().map(|arc| siblings(arc, &peers)).unwrap_or_default();
+        outcomes.push(write_target(&mut lookup, clusters, sessions, &index, target, siblings, now)?);
     }
     outcomes.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(outcomes)
+}
+
+/// What a new arc is known by before it is written.
+struct NewArc {
+    cluster_id: String,
+    project: String,
+    created: Timestamp,
+}
+
+/// The identity of the new arc of `members` (as [`write_target`] names it).
+fn new_arc(sessions: &[SessionSummary], members: &[usize]) -> Option<NewArc> {
+    let first = members
+        .iter()
+        .map(|&i| &sessions[i])
+        .min_by(|a, b| a.start.cmp(&b.start).then_with(|| a.session_id.cmp(&b.session_id)))?;
+    let created = first.start?;
+    let mut ids: Vec<&str> = Vec::new();
+    for &member in members {
+        if !ids.contains(&sessions[member].session_id.as_str()) {
+            ids.push(&sessions[member].session_id);
+        }
+    }
+    let title = cluster::title_of(&first.first_prompt);
+    Some(NewArc { cluster_id: cluster::cluster_id(created, &title, &ids), project: first.project.clone(), created })
+}
+
+/// The `cluster_id`s a new arc links to as siblings: arcs of its project (a project is
+/// required) created within [`SIBLING_WINDOW_HOURS`] of it, nearest first, then by id; itself
+/// and repeats left out; at most [`MAX_SIBLINGS`].
+fn siblings(arc: &NewArc, peers: &[(&str, &str, Timestamp)]) -> Vec<String> {
+    if arc.project.is_empty() {
+        return Vec::new();
+    }
+    let mut near: Vec<(i64, &str)> = peers
+        .iter()
+        .filter(|(id, project, _)| *project == arc.project && *id != arc.cluster_id)
+        .map(|(id, _, created)| ((created.as_second() - arc.created.as_second()).abs(), *id))
+        .filter(|(distance, _)| *distance <= SIBLING_WINDOW_HOURS * 3600)
+        .collect();
+    near.sort_unstable();
+    let mut chosen: Vec<String> = Vec::new();
+    for (_, id) in near {
+        if chosen.len() == MAX_SIBLINGS {
+            break;
+        }
+        if !chosen.iter().any(|known| known == id) {
+            chosen.push(id.to_string());
+        }
+    }
+    chosen
 }
 
 fn write_target(
@@ -187,6 +266,7 @@ fn write_target(
     sessions: &[SessionSummary],
     index: &ExistingArcs,
     target: Target,
+    siblings: Vec<String>,
     now: Timestamp,
 ) -> BrainResult<ArcOutcome> {
     let mut members: Vec<&SessionSummary> = target.members.iter().map(|&i| &sessions[i]).collect();
@@ -250,6 +330,7 @@ fn write_target(
         source_sessions,
         sessions: known,
         signals,
+        siblings,
     };
     let relative = path.strip_prefix(clusters).unwrap_or(&path).to_string_lossy().into_owned();
     let mut outcome = ArcOutcome {
@@ -319,4 +400,34 @@ fn write_target(
 fn file_stamp(path: &Path) -> Option<(u64, std::time::SystemTime)> {
     let metadata = std::fs::metadata(path).ok()?;
     Some((metadata.len(), metadata.modified().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arc(id: &str, project: &str, created: &str) -> NewArc {
+        NewArc { cluster_id: id.into(), project: project.into(), created: created.parse().unwrap() }
+    }
+
+    #[test]
+    fn siblings_are_the_nearest_arcs_of_the_project_within_the_window_once_each_and_bounded() {
+        let at = |text: &str| text.parse::<Timestamp>().unwrap();
+        let me = arc("me", "api", "2026-11-21T12:00:00Z");
+        let mut peers: Vec<(&str, &str, Timestamp)> = vec![
+            ("me", "api", at("2026-11-21T12:00:00Z")),
+            ("far", "api", at("2026-11-22T12:00:01Z")),
+            ("web", "web", at("2026-11-21T12:00:00Z")),
+            ("b-hour", "api", at("2026-11-21T11:00:00Z")),
+            ("a-hour", "api", at("2026-11-21T13:00:00Z")),
+            ("a-hour", "api", at("2026-11-21T13:00:00Z")),
+            ("edge", "api", at("2026-11-20T12:00:00Z")),
+        ];
+        assert_eq!(siblings(&me, &peers), ["a-hour", "b-hour", "edge"]);
+        for (n, id) in ["p1", "p2", "p3", "p4", "p5", "p6"].into_iter().enumerate() {
+            peers.push((id, "api", at(&format!("2026-11-21T12:0{n}:30Z"))));
+        }
+        assert_eq!(siblings(&me, &peers), ["p1", "p2", "p3", "p4", "p5"]);
+        assert!(siblings(&arc("x", "", "2026-11-21T12:00:00Z"), &[("y", "", at("2026-11-21T12:00:00Z"))]).is_empty());
+    }
 }

@@ -102,11 +102,17 @@ pub(crate) fn sweep_stale_temps(root: &Path) -> usize {
 /// Writes `bytes` to a new temp file next to `path` and fsyncs it; permissions are copied
 /// from `permissions_of` when it exists.
 fn write_temp(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::Result<PathBuf> {
+    write_temp_with(path, bytes, permissions_of, true)
+}
+
+fn write_temp_with(path: &Path, bytes: &[u8], permissions_of: Option<&Path>, sync: bool) -> io::Result<PathBuf> {
     let temp = temp_path(path);
     let result = (|| {
         let mut file = File::options().write(true).create_new(true).open(&temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         if let Some(metadata) = permissions_of.and_then(|source| std::fs::metadata(source).ok()) {
             std::fs::set_permissions(&temp, metadata.permissions())?;
         }
@@ -118,6 +124,79 @@ fn write_temp(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::R
             let _ = std::fs::remove_file(&temp);
             Err(err)
         }
+    }
+}
+
+/// Writes `bytes` to a temp file beside `path` (its folder created when missing) and does
+/// not sync it: a batch of staged files is made durable by one [`sync_staged`] before any of
+/// them is renamed or linked into place ([`replace_staged`], [`create_staged`]), so no file
+/// ever takes the place of another before its bytes are on disk. Permissions are copied from
+/// `permissions_of` when it exists.
+pub(crate) fn stage(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::Result<PathBuf> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_temp_with(path, bytes, permissions_of, false)
+}
+
+/// Makes staged temp files durable: one `syncfs` of the file system holding `root` on Linux
+/// (every staged file is inside it), else an fsync of each.
+pub(crate) fn sync_staged(root: &Path, temps: &[&Path]) -> io::Result<()> {
+    if temps.is_empty() {
+        return Ok(());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let dir = File::open(root)?;
+        rustix::fs::syncfs(&dir).map_err(io::Error::from)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = root;
+        for temp in temps {
+            File::open(temp)?.sync_all()?;
+        }
+        Ok(())
+    }
+}
+
+/// Renames the staged `temp` over `path` if `path` still hashes to `expected_sha256`.
+/// Returns false (and removes the temp) when it changed or disappeared since it was read.
+pub(crate) fn replace_staged(path: &Path, temp: &Path, expected_sha256: &str) -> io::Result<bool> {
+    let still_expected = matches!(read_optional(path), Ok(Some(current)) if sha256_hex(&current) == expected_sha256);
+    if !still_expected {
+        let _ = std::fs::remove_file(temp);
+        return Ok(false);
+    }
+    if let Err(err) = std::fs::rename(temp, path) {
+        let _ = std::fs::remove_file(temp);
+        return Err(err);
+    }
+    Ok(true)
+}
+
+/// Links the staged `temp` into place at `path`, never over an existing file, and removes
+/// the temp. Returns false when `path` already exists.
+pub(crate) fn create_staged(path: &Path, temp: &Path) -> io::Result<bool> {
+    // A hard link fails when the target exists, so a file created meanwhile is never replaced.
+    let linked = std::fs::hard_link(temp, path);
+    let _ = std::fs::remove_file(temp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// Removes `path` if it still hashes to `expected_sha256`. Returns false when it changed.
+pub(crate) fn remove_if_hash(path: &Path, expected_sha256: &str) -> io::Result<bool> {
+    match read_optional(path)? {
+        Some(current) if sha256_hex(&current) == expected_sha256 => {
+            std::fs::remove_file(path)?;
+            Ok(true)
+        }
+        Some(_) => Ok(false),
+        None => Ok(true),
     }
 }
 

@@ -61,7 +61,7 @@ pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkReq
 pub use moves::Recovered;
 pub use scan::{DiagnosticOut, Progress, ScanReport};
 pub use tick::{
-    AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, NoteChange, PhaseTiming, Skipped,
+    AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, InboxMove, NoteChange, PhaseTiming, Skipped,
     StepTiming, TickOptions, TickReport, Tombstone, VerifyResult, tick,
 };
 

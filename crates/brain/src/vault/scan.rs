@@ -43,8 +43,9 @@ pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 /// written under another version is re-read whole by the next scan (every file parsed
 /// again, its items diffed by id), so a change of the id scheme never leaves stale ids.
 /// 2: ids of an arc's blocks from its `cluster_id`, signals keyed by source and severity,
-/// bounded nesting and derived content. 3: an arc's `mitigates:`.
-pub(crate) const INDEX_FORMAT: &str = "3";
+/// bounded nesting and derived content. 3: an arc's `mitigates:`. 4: date folders'
+/// `_dashboard.md` as generated notes.
+pub(crate) const INDEX_FORMAT: &str = "4";
 
 /// Message prefix of the diagnostic on a second file with the same `cluster_id`.
 const DUPLICATE_PREFIX: &str = "duplicate cluster_id";
@@ -130,13 +131,27 @@ pub(crate) struct ChangedFile {
     /// `analyzed.state` as stored, made where the file was parsed (off the writing thread)
     /// assuming the file owns its arc; redone when ownership settles otherwise.
     pub state_json: String,
+    /// Set by the tick for a file it edited only in `heat:`/`status:` (values no item is
+    /// made of): its items are the ones the index holds under this relpath (the file's old
+    /// path when it moved), so they are not compared one by one; a move gives them the new
+    /// source.
+    pub kept_items: Option<KeptItems>,
+}
+
+/// The items a tick's edit left as they were (see [`ChangedFile::kept_items`]).
+#[derive(Debug)]
+pub(crate) struct KeptItems {
+    /// The relpath they are indexed under.
+    pub from: String,
+    /// Their ids, the file's arc item included.
+    pub ids: Vec<String>,
 }
 
 impl ChangedFile {
     pub fn new(relpath: String, size: u64, mtime_ns: i64, sha256: String, mut analyzed: Analyzed) -> ChangedFile {
         analyzed.state.arc_owner = analyzed.state.arc.is_some();
         let state_json = state_json(&analyzed.state);
-        ChangedFile { relpath, size, mtime_ns, sha256, analyzed, state_json }
+        ChangedFile { relpath, size, mtime_ns, sha256, analyzed, state_json, kept_items: None }
     }
 }
 
@@ -877,13 +892,6 @@ fn apply_with_feed(
             tx.delete_vault_file(relpath)?;
         }
         for changed in &changes.changed {
-            let old = changes.old_states.get(&changed.relpath);
-            let old_ids: HashSet<&str> = old.map(|s| s.items.iter().map(String::as_str).collect()).unwrap_or_default();
-            let new_ids: HashSet<&str> = changed.analyzed.items.iter().map(|i| i.id.as_str()).collect();
-            deletes.extend(old_ids.difference(&new_ids).map(|id| id.to_string()));
-            for item in &changed.analyzed.items {
-                if old_ids.contains(item.id.as_str()) { known.push(item) } else { fresh.push(item) }
-            }
             tx.put_vault_file(&VaultFileRecord {
                 relpath: changed.relpath.clone(),
                 size: changed.size,
@@ -892,6 +900,21 @@ fn apply_with_feed(
                 state: changed.state_json.clone(),
                 diagnostics: diagnostics_to_json(&changed.analyzed.diagnostics),
             })?;
+            if let Some(kept) = &changed.kept_items {
+                if kept.from != changed.relpath {
+                    let from = format!("{SOURCE_PREFIX}{}", kept.from);
+                    let to = format!("{SOURCE_PREFIX}{}", changed.relpath);
+                    applied.updated += tx.move_source(&kept.ids, &from, &to)?;
+                }
+                continue;
+            }
+            let old = changes.old_states.get(&changed.relpath);
+            let old_ids: HashSet<&str> = old.map(|s| s.items.iter().map(String::as_str).collect()).unwrap_or_default();
+            let new_ids: HashSet<&str> = changed.analyzed.items.iter().map(|i| i.id.as_str()).collect();
+            deletes.extend(old_ids.difference(&new_ids).map(|id| id.to_string()));
+            for item in &changed.analyzed.items {
+                if old_ids.contains(item.id.as_str()) { known.push(item) } else { fresh.push(item) }
+            }
         }
         known.extend(changes.taken.iter());
         for (item, is_known) in &arc_items {

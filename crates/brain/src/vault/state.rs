@@ -265,6 +265,10 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
         });
         return Analyzed { state, items: Vec::new(), diagnostics };
     }
+    if let Some(folder) = adopted_dashboard(relpath, bytes) {
+        state.generated = Some(GeneratedNote { note: "dashboard".into(), key: folder.to_string() });
+        return Analyzed { state, items: Vec::new(), diagnostics };
+    }
     if relpath.ends_with(".merged.md") {
         state.merged = true;
         return Analyzed { state, items: Vec::new(), diagnostics };
@@ -384,6 +388,14 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
         }
     }
     Analyzed { state, items, diagnostics }
+}
+
+/// A date folder's `_dashboard.md` in the shape clusterers write (no frontmatter, opening
+/// with `# Cluster Dashboard`): a generated file the tick takes over and rewrites. Its folder.
+fn adopted_dashboard<'r>(relpath: &'r str, bytes: &[u8]) -> Option<&'r str> {
+    let folder = relpath.strip_suffix("/_dashboard.md")?;
+    let name = folder.strip_prefix("clusters/")?;
+    (!name.is_empty() && !name.contains('/') && bytes.starts_with(b"# Cluster Dashboard")).then_some(folder)
 }
 
 /// The first non-blank line, at most 100 characters (how derived titles are made).

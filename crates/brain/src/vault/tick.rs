@@ -39,12 +39,12 @@ use super::feed::{
     arc_views, feed_digest, hot_views, project_hot_views, render_diff, render_hot_arcs, render_injects,
     render_intent_placeholder, render_signals,
 };
-use super::fsio::{
-    self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex, write_owned,
-};
+use super::fsio::{self, read_optional, sha256_hex, write_owned};
 use super::heat::{HealthInputs, health};
 use super::moves;
-use super::scan::{ChangedFile, IndexChanges, Progress, ScanMode, ScanReport, Snapshot, apply, overlay, scan};
+use super::scan::{
+    ChangedFile, IndexChanges, KeptItems, Progress, ScanMode, ScanReport, Snapshot, apply, overlay, scan,
+};
 use super::state::{GENERATED_BY, analyze, timestamp};
 use super::text::{clip, one_line, redacted, slug, yaml_quoted};
 use super::verify::{self, MAX_VERIFY_PER_TICK};
@@ -56,6 +56,8 @@ use crate::error::{BrainError, BrainResult};
 const CONSCIOUS: &str = "frontal-lobe/conscious";
 const UNCONSCIOUS: &str = "frontal-lobe/unconscious";
 const AMYGDALA: &str = "amygdala";
+/// The generated dashboard of a date folder under `clusters/`.
+pub(crate) const DASHBOARD: &str = "_dashboard.md";
 
 /// How a tick runs.
 pub struct TickOptions<'a> {
@@ -118,6 +120,16 @@ pub struct Graduation {
     pub cluster_id: String,
     pub from: String,
     pub to: String,
+}
+
+/// An inbox note moved (or, on a dry run, to be moved) into its region folder.
+#[derive(Clone, Debug, Serialize)]
+pub struct InboxMove {
+    pub from: String,
+    pub to: String,
+    /// The tag that chose the folder (none: the default, `left`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -183,6 +195,7 @@ pub struct TickReport {
     pub promotions: Vec<ArcMove>,
     pub demotions: Vec<ArcMove>,
     pub graduations: Vec<Graduation>,
+    pub inbox: Vec<InboxMove>,
     pub tombstones: Vec<Tombstone>,
     pub notes: Vec<NoteChange>,
     pub feed_files: Vec<FeedFileChange>,
@@ -201,6 +214,10 @@ struct FileEdit {
     graduate: bool,
     move_to: Option<String>,
     tombstones: Vec<String>,
+    /// An inbox note drained into its region folder: `region:` to write, and `status:
+    /// active` when it had no status.
+    set_region: Option<&'static str>,
+    set_active: bool,
 }
 
 /// A generated note to write or remove.
@@ -326,7 +343,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
                 set_heat,
                 graduate,
                 move_to,
-                tombstones: Vec::new(),
+                ..FileEdit::default()
             };
             edits.insert(relpath, edit);
         }
@@ -357,6 +374,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
             });
         }
     }
+    let mut inbox = plan_inbox(&location.root, &snapshot, &mut edits, &mut planned_targets, &mut skipped);
     let moved: HashMap<&str, &str> =
         edits.values().filter_map(|e| Some((e.relpath.as_str(), e.move_to.as_deref()?))).collect();
     let active = active_signals(&snapshot, now, config);
@@ -405,14 +423,26 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     let mut changes = IndexChanges::default();
     let mut removed: Vec<String> = Vec::new();
     if !options.dry_run {
-        // Edits are independent files and mostly wait on fsync: they run on several threads
-        // (results come back in plan order), each re-parsed for the index where it ran.
+        // Edits and notes are independent files: staged on several threads, made durable by
+        // one sync, put in place (results come back in plan order), each re-parsed for the
+        // index where it was staged. An edit of `heat:`/`status:` only keeps its items, which
+        // are then neither held nor compared (see `kept_items`).
         let max_bytes = config.max_file_bytes;
         let counter = *brain.counter();
         let edit_list: Vec<&FileEdit> = edits.values().collect();
-        let edited = apply_edits(&location.root, &edit_list, options.before_write, |relpath, bytes| {
-            reindex(&location.root, relpath, bytes, max_bytes, counter)
-        });
+        let by_target: HashMap<&str, &FileEdit> =
+            edit_list.iter().map(|edit| (edit.move_to.as_deref().unwrap_or(&edit.relpath), *edit)).collect();
+        let reindex_one = |relpath: &str, bytes: &[u8], stat: &Path| {
+            let mut changed = reindex(stat, relpath, bytes, max_bytes, counter);
+            if let Some(edit) = by_target.get(relpath) {
+                changed.kept_items = kept_items(&snapshot, edit, &changed);
+                if changed.kept_items.is_some() {
+                    changed.analyzed.items = Vec::new();
+                }
+            }
+            changed
+        };
+        let (edited, written) = apply_writes(&location.root, &edit_list, &note_ops, options.before_write, &reindex_one);
         let mut failed: HashSet<&str> = HashSet::new();
         for (edit, outcome) in edit_list.iter().zip(edited) {
             match outcome {
@@ -431,12 +461,9 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         if !failed.is_empty() {
             heat_changes.retain(|change| !failed.contains(change.file.as_str()));
             graduations.retain(|graduation| !failed.contains(graduation.from.as_str()));
+            inbox.retain(|drained| !failed.contains(drained.from.as_str()));
             tombstones.retain(|tombstone| !failed.contains(tombstone.file.as_str()));
         }
-        let written = parallel_map(&note_ops, |op| {
-            apply_note(&location.root, op)
-                .map(|done| done.map(|(relpath, bytes)| reindex(&location.root, &relpath, &bytes, max_bytes, counter)))
-        });
         let mut failed_notes: HashSet<String> = HashSet::new();
         for (op, outcome) in note_ops.iter().zip(written) {
             match outcome {
@@ -463,6 +490,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         promotions: &promotions,
         demotions: &demotions,
         graduations: &graduations,
+        inbox: &inbox,
         heat_changes: &heat_changes,
         tombstones: &tombstones,
         active: &active,
@@ -549,6 +577,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         promotions,
         demotions,
         graduations,
+        inbox,
         tombstones,
         notes,
         feed_files,
@@ -557,6 +586,136 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         skipped,
         ms: keeper_ms,
     })
+}
+
+/// The folder whose notes are drained into region folders (SPEC §6.1 `raw/inbox`).
+const INBOX: &str = "raw/inbox";
+
+/// Where a drained inbox note goes, by its first tag that names one (as the reference
+/// engine's keeper does); notes without such a tag go to `left`.
+const TAG_FOLDERS: &[(&str, &str)] = &[
+    ("architecture", "left"),
+    ("infrastructure", "left"),
+    ("deployment", "left"),
+    ("code", "left"),
+    ("bug", "left"),
+    ("fix", "left"),
+    ("ci", "left"),
+    ("database", "left"),
+    ("api", "left"),
+    ("security", "left"),
+    ("research", "left/research"),
+    ("incident", "left/incidents"),
+    ("decision", "left/decisions"),
+    ("reference", "left/reference"),
+    ("idea", "right/ideas"),
+    ("strategy", "right/strategy"),
+    ("creative", "right/creative"),
+    ("vision", "right"),
+    ("risk", "right/risk"),
+    ("life", "right/life"),
+    ("brain-system", "bridge"),
+    ("cross-cutting", "bridge"),
+];
+
+/// A name is tried with at most this many numeric suffixes before a drain is skipped.
+const MAX_NAME_SUFFIX: usize = 100;
+
+/// The tags of a note's frontmatter (a list, or one comma-separated value), lowercased, and
+/// whether it has a `status:`.
+fn inbox_note(bytes: &[u8], relpath: &str) -> (Vec<String>, bool) {
+    let (doc, _) = parse(relpath, bytes, usize::MAX);
+    let Some(fm) = doc.frontmatter.as_ref() else { return (Vec::new(), false) };
+    let tags = match fm.get("tags").map(|entry| &entry.value) {
+        Some(brain_core::vault::FmValue::List(items)) => {
+            items.iter().filter_map(|item| item.as_scalar()).map(|tag| tag.trim().to_lowercase()).collect()
+        }
+        Some(value) => value
+            .as_scalar()
+            .map(|text| text.split(',').map(|tag| tag.trim().to_lowercase()).collect())
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    (tags, fm.get("status").is_some())
+}
+
+/// Plans the drain of `raw/inbox`: every note directly in it (but brain mark's own inbox
+/// note, which agents keep appending to) moves into the folder its tags name, with
+/// `region:` set (and `status: active` when it has none), under the same rules as a
+/// graduation (read again and checked against the scan, journaled, never over a file). A
+/// name taken in the target folder gets the first free `-2`, `-3`, … suffix.
+fn plan_inbox(
+    root: &Path,
+    snapshot: &Snapshot,
+    edits: &mut BTreeMap<String, FileEdit>,
+    planned_targets: &mut HashSet<String>,
+    skipped: &mut Vec<Skipped>,
+) -> Vec<InboxMove> {
+    let mut drained = Vec::new();
+    let prefix = format!("{INBOX}/");
+    for (relpath, file) in snapshot.range(prefix.clone()..) {
+        let Some(name) = relpath.strip_prefix(&prefix) else { break };
+        if name.contains('/') || !name.ends_with(".md") || relpath == super::mark::INBOX_NOTE {
+            continue;
+        }
+        if file.state.generated.is_some() || file.state.merged {
+            continue;
+        }
+        let leave = |reason: String, skipped: &mut Vec<Skipped>| {
+            skipped.push(Skipped { path: relpath.clone(), reason: format!("not drained from the inbox: {reason}") })
+        };
+        if file.state.readonly {
+            leave("not valid UTF-8 text".into(), skipped);
+            continue;
+        }
+        if edits.get(relpath).is_some_and(|edit| edit.move_to.is_some()) {
+            continue;
+        }
+        let bytes = match read_optional(&root.join(relpath)) {
+            Ok(Some(bytes)) if sha256_hex(&bytes) == file.sha256 => bytes,
+            Ok(Some(_)) => {
+                leave("it changed since the scan (the next tick picks it up)".into(), skipped);
+                continue;
+            }
+            Ok(None) => continue,
+            Err(err) => {
+                leave(format!("cannot read it: {err}"), skipped);
+                continue;
+            }
+        };
+        let (tags, has_status) = inbox_note(&bytes, relpath);
+        let chosen = tags.iter().find_map(|tag| TAG_FOLDERS.iter().find(|(name, _)| name == tag));
+        let folder = chosen.map_or("left", |(_, folder)| *folder);
+        let region = match folder.split('/').next() {
+            Some("right") => "right-hemisphere",
+            Some("bridge") => "bridge",
+            _ => "left-hemisphere",
+        };
+        let stem = name.strip_suffix(".md").unwrap_or(name);
+        let free = |candidate: &String| {
+            !snapshot.contains_key(candidate)
+                && !planned_targets.contains(candidate)
+                && std::fs::symlink_metadata(root.join(candidate)).is_err()
+        };
+        let target = (1..=MAX_NAME_SUFFIX)
+            .map(|n| if n == 1 { format!("{folder}/{name}") } else { format!("{folder}/{stem}-{n}.md") })
+            .find(|candidate| free(candidate));
+        let Some(target) = target else {
+            leave(format!("{folder}/{name} and its numbered variants are taken"), skipped);
+            continue;
+        };
+        planned_targets.insert(target.clone());
+        let edit = edits.entry(relpath.clone()).or_insert_with(|| FileEdit {
+            relpath: relpath.clone(),
+            sha256: file.sha256.clone(),
+            ..FileEdit::default()
+        });
+        edit.move_to = Some(target.clone());
+        edit.set_region = Some(region);
+        edit.set_active = !has_status;
+        drained.push(InboxMove { from: relpath.clone(), to: target, tag: chosen.map(|(tag, _)| tag.to_string()) });
+    }
+    drained
 }
 
 /// The folder an arc of `region` graduates into.
@@ -592,7 +751,7 @@ fn plan_notes(
                     if relpath.starts_with(&format!("{UNCONSCIOUS}/")) { Lobe::Unconscious } else { Lobe::Conscious };
                 pointers.entry(generated.key.as_str()).or_default().push((relpath.as_str(), lobe));
             }
-            "signal" => signal_notes.push(relpath.as_str()),
+            "signal" | "dashboard" => signal_notes.push(relpath.as_str()),
             _ => {}
         }
     }
@@ -650,6 +809,10 @@ fn plan_notes(
         let arc_relpath = moved.get(signal.relpath).copied().unwrap_or(signal.relpath);
         write(relpath, render_signal_note(signal, arc_relpath), &mut ops, skipped);
     }
+    for (relpath, content) in render_dashboards(views, moved) {
+        wanted.insert(relpath.clone());
+        write(relpath, content, &mut ops, skipped);
+    }
     let mut removals: Vec<&str> = pointers.values().flatten().map(|(relpath, _)| *relpath).collect();
     removals.extend(signal_notes);
     removals.sort_unstable();
@@ -659,6 +822,49 @@ fn plan_notes(
         }
     }
     (ops, promotions, demotions)
+}
+
+/// The dashboard of each date folder (`clusters/<folder>/_dashboard.md`) that holds an arc
+/// after this tick's moves: its arcs hottest first (then by path), with heat, region, status
+/// and title. No clock in it: it changes only when one of its arcs does.
+fn render_dashboards(views: &[ArcView<'_>], moved: &HashMap<&str, &str>) -> Vec<(String, String)> {
+    let mut folders: BTreeMap<&str, Vec<(&ArcView<'_>, &str)>> = BTreeMap::new();
+    for view in views {
+        let relpath = moved.get(view.relpath).copied().unwrap_or(view.relpath);
+        let Some((folder, _)) = relpath.rsplit_once('/') else { continue };
+        let in_date_folder =
+            folder.strip_prefix("clusters/").is_some_and(|name| !name.is_empty() && !name.contains('/'));
+        if in_date_folder {
+            folders.entry(folder).or_default().push((view, relpath));
+        }
+    }
+    folders
+        .into_iter()
+        .map(|(folder, mut arcs)| {
+            arcs.sort_by(|(a, a_path), (b, b_path)| b.heat.cmp(&a.heat).then(a_path.cmp(b_path)));
+            let name = folder.strip_prefix("clusters/").unwrap_or(folder);
+            let relpath = format!("{folder}/{DASHBOARD}");
+            let cell = |text: &str| clip(&one_line(text), 120).replace('|', "\\|");
+            let mut out = format!(
+                "---\ngenerated_by: {GENERATED_BY}\nbrain_note: dashboard\nbrain_key: {}\n---\n\n# Cluster Dashboard — {}\n\n\
+                 | Arc | Heat | Region | Status | Title |\n|---|---|---|---|---|\n",
+                yaml_quoted(folder),
+                one_line(name)
+            );
+            for (view, path) in arcs {
+                out.push_str(&format!(
+                    "| [[{}]] | {} | {} | {} | {} |\n",
+                    stem(path).replace(['|', ']', '['], " "),
+                    view.heat,
+                    cell(view.region()),
+                    cell(view.status()),
+                    cell(&view.arc.title)
+                ));
+            }
+            out.push_str("\n_Generated by `brain tick`; rewritten when an arc of this folder changes._\n");
+            (relpath, out)
+        })
+        .collect()
 }
 
 fn stem(relpath: &str) -> &str {
@@ -819,6 +1025,7 @@ struct DiffInput<'a> {
     promotions: &'a [ArcMove],
     demotions: &'a [ArcMove],
     graduations: &'a [Graduation],
+    inbox: &'a [InboxMove],
     heat_changes: &'a [HeatChange],
     tombstones: &'a [Tombstone],
     active: &'a [ActiveSignal<'a>],
@@ -895,6 +1102,7 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
             "Graduations".to_string(),
             capped(input.graduations.iter().map(|g| format!("{}: {} → {}", g.cluster_id, g.from, g.to)).collect()),
         ),
+        ("Inbox".to_string(), capped(input.inbox.iter().map(|m| format!("{} → {}", m.from, m.to)).collect())),
         ("Heat".to_string(), heat),
         ("Signals".to_string(), signals),
         (
@@ -921,22 +1129,10 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
     sections
 }
 
-/// An edit computed and not yet written: the file's path, its bytes as read, the new text.
+/// An edit computed and not yet written: the file's path and the new text.
 struct Prepared {
     path: PathBuf,
-    bytes: Vec<u8>,
     new: String,
-}
-
-/// Applies one edit to a user file. Returns the file's relpath and bytes afterwards, or why
-/// it was left alone.
-fn apply_edit(
-    root: &Path,
-    edit: &FileEdit,
-    before_write: Option<&(dyn Fn(&Path) + Sync)>,
-) -> Result<(String, Vec<u8>), String> {
-    let prepared = prepare_edit(root, edit)?;
-    commit_edit(root, edit, prepared, before_write)
 }
 
 /// Reads the file of an edit (it must be what the scan indexed) and computes its new text.
@@ -984,45 +1180,78 @@ fn prepare_edit(root: &Path, edit: &FileEdit) -> Result<Prepared, String> {
         new = set_frontmatter_scalar(&new, "status", "graduated")
             .ok_or("left alone: its `status:` cannot be rewritten in place (not a single value)")?;
     }
-    Ok(Prepared { path, bytes, new })
+    // A drained note without frontmatter (or with a `region:` that is not one value) moves
+    // as it is: its folder says where it belongs.
+    if let Some(region) = edit.set_region {
+        new = set_frontmatter_scalar(&new, "region", region).unwrap_or(new);
+    }
+    if edit.set_active {
+        new = set_frontmatter_scalar(&new, "status", "active").unwrap_or(new);
+    }
+    Ok(Prepared { path, new })
 }
 
-/// Writes a prepared edit: in place, or, for a graduation that moves the file, by creating
-/// the target (never over an existing file) and then removing the original if it is still
-/// byte for byte what was read. A move runs only under the journal of [`super::moves`].
+/// A write whose new bytes wait in a temp file beside their destination (not yet synced,
+/// not yet in place), with the index entry they make.
+struct Staged {
+    temp: PathBuf,
+    new_sha256: String,
+    changed: ChangedFile,
+}
+
+/// How the index entry of a written file is made: `(relpath, bytes, a path to stat)`.
+type Reindex<'a> = &'a (dyn Fn(&str, &[u8], &Path) -> ChangedFile + Sync);
+
+/// Computes an edit and stages its new bytes (beside the target of a move).
+fn stage_edit(root: &Path, edit: &FileEdit, reindex: Reindex<'_>) -> Result<Staged, String> {
+    let Prepared { path, new } = prepare_edit(root, edit)?;
+    let relpath = edit.move_to.as_deref().unwrap_or(&edit.relpath);
+    let temp = fsio::stage(&root.join(relpath), new.as_bytes(), Some(&path)).map_err(|err| match &edit.move_to {
+        Some(target) => format!("not graduated: cannot write {target}: {err}"),
+        None => format!("left alone: cannot write it: {err}"),
+    })?;
+    let changed = reindex(relpath, new.as_bytes(), &temp);
+    Ok(Staged { temp, new_sha256: sha256_hex(new.as_bytes()), changed })
+}
+
+/// Puts a staged edit in place: renamed over the file if it still holds what was read, or,
+/// for a graduation that moves the file, linked in at the target (never over an existing
+/// file) and then the original removed if it still holds what was read. A move runs only
+/// under the journal of [`super::moves`].
 fn commit_edit(
     root: &Path,
     edit: &FileEdit,
-    prepared: Prepared,
+    temp: &Path,
+    new_sha256: &str,
     before_write: Option<&(dyn Fn(&Path) + Sync)>,
-) -> Result<(String, Vec<u8>), String> {
-    let Prepared { path, bytes, new } = prepared;
+) -> Result<(), String> {
+    let path = root.join(&edit.relpath);
     if let Some(hook) = before_write {
         hook(&path);
     }
     let changed = || "left alone: the file changed while the tick was updating it".to_string();
     match &edit.move_to {
-        None => match replace_if_unchanged(&path, &bytes, new.as_bytes()) {
-            Ok(true) => Ok((edit.relpath.clone(), new.into_bytes())),
+        None => match fsio::replace_staged(&path, temp, &edit.sha256) {
+            Ok(true) => Ok(()),
             Ok(false) => Err(changed()),
             Err(err) => Err(format!("left alone: cannot write it: {err}")),
         },
         Some(target_relpath) => {
             let target = root.join(target_relpath);
-            match create_new(&target, new.as_bytes(), Some(&path)) {
+            match fsio::create_staged(&target, temp) {
                 Ok(true) => {}
                 Ok(false) => return Err(format!("not graduated: {target_relpath} already exists")),
                 Err(err) => return Err(format!("not graduated: cannot write {target_relpath}: {err}")),
             }
             // The copy exists; the original goes only if nobody touched it meanwhile.
-            match remove_if_unchanged(&path, &bytes) {
-                Ok(true) => Ok((target_relpath.clone(), new.into_bytes())),
+            match fsio::remove_if_hash(&path, &edit.sha256) {
+                Ok(true) => Ok(()),
                 Ok(false) => {
-                    let _ = remove_if_unchanged(&target, new.as_bytes());
+                    let _ = fsio::remove_if_hash(&target, new_sha256);
                     Err(changed())
                 }
                 Err(err) => {
-                    let _ = remove_if_unchanged(&target, new.as_bytes());
+                    let _ = fsio::remove_if_hash(&target, new_sha256);
                     Err(format!("not graduated: cannot remove the original: {err}"))
                 }
             }
@@ -1030,67 +1259,131 @@ fn commit_edit(
     }
 }
 
-/// Applies the edits (results in their order). Graduations that move a file are prepared
-/// first, journaled (see [`super::moves`]), then written; the journal goes when they are done,
-/// so a kill at any moment leaves moves the next tick, scan or doctor completes.
-fn apply_edits(
+/// Stages a generated note to write (removals stage nothing).
+fn stage_note(root: &Path, op: &NoteOp, reindex: Reindex<'_>) -> Result<Option<Staged>, (String, String)> {
+    let NoteOp::Write { relpath, content, .. } = op else { return Ok(None) };
+    let temp = fsio::stage(&root.join(relpath), content.as_bytes(), None)
+        .map_err(|err| (relpath.clone(), format!("not written: {err}")))?;
+    let changed = reindex(relpath, content.as_bytes(), &temp);
+    Ok(Some(Staged { temp, new_sha256: sha256_hex(content.as_bytes()), changed }))
+}
+
+/// What [`commit_note`] did: the index entry of the note written (`None` for a removal), or
+/// the relpath and why it was skipped.
+type NoteOutcome = Result<Option<ChangedFile>, (String, String)>;
+
+/// Puts a staged note in place, or removes a note, never over a file changed since the scan.
+fn commit_note(root: &Path, op: &NoteOp, staged: Option<Staged>) -> NoteOutcome {
+    match (op, staged) {
+        (NoteOp::Write { relpath, existing_sha, .. }, Some(staged)) => {
+            let path = root.join(relpath);
+            let result = match existing_sha {
+                None => fsio::create_staged(&path, &staged.temp)
+                    .map(|created| created.then_some(()).ok_or("not written: the file appeared since the scan")),
+                Some(sha) => fsio::replace_staged(&path, &staged.temp, sha)
+                    .map(|replaced| replaced.then_some(()).ok_or("not written: the file changed since the scan")),
+            };
+            match result {
+                Ok(Ok(())) => Ok(Some(staged.changed)),
+                Ok(Err(reason)) => Err((relpath.clone(), reason.to_string())),
+                Err(err) => Err((relpath.clone(), format!("not written: {err}"))),
+            }
+        }
+        (NoteOp::Write { relpath, .. }, None) => Err((relpath.clone(), "not written: not staged".into())),
+        (NoteOp::Remove { relpath, sha256 }, _) => match fsio::remove_if_hash(&root.join(relpath), sha256) {
+            Ok(true) => Ok(None),
+            Ok(false) => Err((relpath.clone(), "not removed: the file changed since the scan".into())),
+            Err(err) => Err((relpath.clone(), format!("not removed: {err}"))),
+        },
+    }
+}
+
+/// Writes the edits of user files and the generated notes (results in their order) in three
+/// steps: every new text is computed and staged in a temp file beside its destination (on
+/// several threads); one sync makes all of them durable; then each is put in place, checked
+/// against what was read just before. Graduations that move a file are journaled (see
+/// [`super::moves`]) between the sync and the first move; the journal goes when they are
+/// done, so a kill at any moment leaves moves the next tick, scan or doctor completes, and
+/// never a file whose bytes were not on disk before it took another's place.
+fn apply_writes(
     root: &Path,
     edits: &[&FileEdit],
+    notes: &[NoteOp],
     before_write: Option<&(dyn Fn(&Path) + Sync)>,
-    reindex: impl Fn(&str, &[u8]) -> ChangedFile + Sync,
-) -> Vec<Result<ChangedFile, String>> {
-    let (moving, staying): (Vec<usize>, Vec<usize>) = (0..edits.len()).partition(|&i| edits[i].move_to.is_some());
-    let mut results: Vec<Option<Result<ChangedFile, String>>> = edits.iter().map(|_| None).collect();
-    if !moving.is_empty() {
-        let prepared = parallel_map(&moving, |&i| prepare_edit(root, edits[i]));
-        let mut journal = Vec::new();
-        let mut ready = Vec::new();
-        for (&i, prepared) in moving.iter().zip(prepared) {
-            match prepared {
-                Ok(prepared) => {
-                    journal.push(moves::Move {
-                        from: edits[i].relpath.clone(),
-                        to: edits[i].move_to.clone().unwrap_or_default(),
-                        from_sha256: edits[i].sha256.clone(),
-                        to_sha256: sha256_hex(prepared.new.as_bytes()),
-                    });
-                    ready.push((i, std::sync::Mutex::new(Some(prepared))));
-                }
-                Err(reason) => results[i] = Some(Err(reason)),
-            }
+    reindex: Reindex<'_>,
+) -> (Vec<Result<ChangedFile, String>>, Vec<NoteOutcome>) {
+    let staged_edits = parallel_map(edits, |edit| stage_edit(root, edit, reindex));
+    let staged_notes = parallel_map(notes, |op| stage_note(root, op, reindex));
+    let temps: Vec<&Path> = staged_edits
+        .iter()
+        .filter_map(|staged| staged.as_ref().ok().map(|s| s.temp.as_path()))
+        .chain(staged_notes.iter().filter_map(|staged| staged.as_ref().ok()?.as_ref().map(|s| s.temp.as_path())))
+        .collect();
+    if let Err(err) = fsio::sync_staged(root, &temps) {
+        for temp in temps {
+            let _ = std::fs::remove_file(temp);
         }
-        match moves::begin(root, &journal) {
-            Ok(()) => {
-                let done = parallel_map(&ready, |(i, prepared)| {
-                    let prepared = prepared.lock().unwrap_or_else(|poison| poison.into_inner()).take();
-                    let edit = edits[*i];
-                    let outcome = match prepared {
-                        Some(prepared) => commit_edit(root, edit, prepared, before_write),
-                        None => Err("not graduated: prepared twice".to_string()),
-                    };
-                    outcome.map(|(relpath, bytes)| reindex(&relpath, &bytes))
-                });
-                for ((i, _), outcome) in ready.iter().zip(done) {
-                    results[*i] = Some(outcome);
-                }
-                // Every move is done (or undone): the journal goes. Should that fail, the next
-                // run finds each move completed and removes it.
-                let _ = moves::end(root);
-            }
-            Err(err) => {
-                for (i, _) in &ready {
-                    results[*i] = Some(Err(format!("not graduated: cannot write the move journal: {err}")));
-                }
-            }
-        }
+        let reason = format!("not written: cannot sync the new files: {err}");
+        return (
+            edits.iter().map(|_| Err(reason.clone())).collect(),
+            notes.iter().map(|op| Err((note_relpath(op).to_string(), reason.clone()))).collect(),
+        );
     }
-    let done = parallel_map(&staying, |&i| {
-        apply_edit(root, edits[i], before_write).map(|(relpath, bytes)| reindex(&relpath, &bytes))
+    let journal: Vec<moves::Move> = edits
+        .iter()
+        .zip(&staged_edits)
+        .filter_map(|(edit, staged)| {
+            Some(moves::Move {
+                from: edit.relpath.clone(),
+                to: edit.move_to.clone()?,
+                from_sha256: edit.sha256.clone(),
+                to_sha256: staged.as_ref().ok()?.new_sha256.clone(),
+            })
+        })
+        .collect();
+    let journaled = if journal.is_empty() { Ok(()) } else { moves::begin(root, &journal) };
+    let slots: Vec<(usize, Slot<Result<Staged, String>>)> =
+        staged_edits.into_iter().enumerate().map(|(i, staged)| (i, std::sync::Mutex::new(Some(staged)))).collect();
+    let edited = parallel_map(&slots, |(i, slot)| {
+        let edit = edits[*i];
+        let staged = slot.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+        let staged = staged.unwrap_or_else(|| Err("not applied".to_string()))?;
+        if edit.move_to.is_some()
+            && let Err(err) = &journaled
+        {
+            let _ = std::fs::remove_file(&staged.temp);
+            return Err(format!("not graduated: cannot write the move journal: {err}"));
+        }
+        commit_edit(root, edit, &staged.temp, &staged.new_sha256, before_write).map(|()| staged.changed)
     });
-    for (&i, outcome) in staying.iter().zip(done) {
-        results[i] = Some(outcome);
+    if !journal.is_empty() && journaled.is_ok() {
+        // Every move is done (or undone): the journal goes. Should that fail, the next run
+        // finds each move completed and removes it.
+        let _ = moves::end(root);
     }
-    results.into_iter().map(|result| result.unwrap_or_else(|| Err("not applied".to_string()))).collect()
+    let note_slots: Vec<(usize, Slot<StagedNote>)> =
+        staged_notes.into_iter().enumerate().map(|(i, staged)| (i, std::sync::Mutex::new(Some(staged)))).collect();
+    let written = parallel_map(&note_slots, |(i, slot)| {
+        let staged = slot.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+        match staged {
+            Some(Ok(staged)) => commit_note(root, &notes[*i], staged),
+            Some(Err(skipped)) => Err(skipped),
+            None => Err((note_relpath(&notes[*i]).to_string(), "not applied".into())),
+        }
+    });
+    (edited, written)
+}
+
+/// A value one worker of [`parallel_map`] takes out.
+type Slot<T> = std::sync::Mutex<Option<T>>;
+
+/// A staged note (`None`: a removal), or the relpath and why it was not staged.
+type StagedNote = Result<Option<Staged>, (String, String)>;
+
+fn note_relpath(op: &NoteOp) -> &str {
+    match op {
+        NoteOp::Write { relpath, .. } | NoteOp::Remove { relpath, .. } => relpath,
+    }
 }
 
 /// Removes a marker block; when it stands on lines of its own, the lines go too. Returns
@@ -1107,54 +1400,33 @@ pub(super) fn remove_block(text: &mut String, span: Range<usize>) -> usize {
     start
 }
 
-/// What [`apply_note`] did: the relpath and bytes written (`None` for a removal), or the
-/// relpath and why it was skipped.
-type NoteOutcome = Result<Option<(String, Vec<u8>)>, (String, String)>;
-
-/// Writes or removes a generated note, never over a file changed since the scan. Returns the
-/// relpath and bytes written (`None` for a removal), or the relpath and why it was skipped.
-fn apply_note(root: &Path, op: &NoteOp) -> NoteOutcome {
-    match op {
-        NoteOp::Write { relpath, content, existing_sha } => {
-            let path = root.join(relpath);
-            let result = match existing_sha {
-                None => create_new(&path, content.as_bytes(), None)
-                    .map(|created| created.then_some(()).ok_or("not written: the file appeared since the scan")),
-                Some(sha) => match read_optional(&path) {
-                    Ok(Some(bytes)) if sha256_hex(&bytes) == *sha => {
-                        replace_if_unchanged(&path, &bytes, content.as_bytes())
-                            .map(|replaced| replaced.then_some(()).ok_or("not written: the file changed meanwhile"))
-                    }
-                    Ok(_) => Ok(Err("not written: the file changed since the scan")),
-                    Err(err) => Err(err),
-                },
-            };
-            match result {
-                Ok(Ok(())) => Ok(Some((relpath.clone(), content.clone().into_bytes()))),
-                Ok(Err(reason)) => Err((relpath.clone(), reason.to_string())),
-                Err(err) => Err((relpath.clone(), format!("not written: {err}"))),
-            }
-        }
-        NoteOp::Remove { relpath, sha256 } => {
-            let path = root.join(relpath);
-            match read_optional(&path) {
-                Ok(Some(bytes)) if sha256_hex(&bytes) == *sha256 => match remove_if_unchanged(&path, &bytes) {
-                    Ok(true) => Ok(None),
-                    Ok(false) => Err((relpath.clone(), "not removed: the file changed meanwhile".into())),
-                    Err(err) => Err((relpath.clone(), format!("not removed: {err}"))),
-                },
-                Ok(None) => Ok(None),
-                Ok(Some(_)) => Err((relpath.clone(), "not removed: the file changed since the scan".into())),
-                Err(err) => Err((relpath.clone(), format!("not removed: {err}"))),
-            }
-        }
+/// The items of an edited file when the edit left them as they were: an edit of `heat:` and
+/// `status:` only (no item is made of them; `cluster_id`, `project:`, `created:` and the
+/// blocks are untouched) that derives the very ids and date the index holds for the file.
+fn kept_items(snapshot: &Snapshot, edit: &FileEdit, changed: &ChangedFile) -> Option<KeptItems> {
+    if !edit.tombstones.is_empty() {
+        return None;
     }
+    let old = &snapshot.get(&edit.relpath)?.state;
+    let new = &changed.analyzed.state;
+    let same_ids = old.items == new.items && changed.analyzed.items.iter().map(|item| &item.id).eq(new.items.iter());
+    // `created` may come from the file's time when the frontmatter has none: items are
+    // dated by it, so it must not have moved either.
+    let key = |arc: &super::state::ArcState| (arc.cluster_id.clone(), arc.created);
+    let same_arc = old.arc.as_ref().map(key) == new.arc.as_ref().map(key);
+    if !same_ids || !same_arc || old.project != new.project {
+        return None;
+    }
+    let mut ids = new.items.clone();
+    ids.extend(new.arc.as_ref().map(|arc| brain_core::vault::arc_id(&arc.cluster_id)));
+    Some(KeptItems { from: edit.relpath.clone(), ids })
 }
 
-/// The index entry of a file the tick just wrote. Its time is recent, so it is recorded as
-/// racy: the next scan confirms the hash once (without parsing).
-fn reindex(root: &Path, relpath: &str, bytes: &[u8], max_bytes: usize, counter: TokenCounter) -> ChangedFile {
-    let metadata = std::fs::metadata(root.join(relpath)).ok();
+/// The index entry of a file the tick just wrote (`stat`: the file whose time dates it, the
+/// staged temp that becomes it). Its time is recent, so it is recorded as racy: the next
+/// scan confirms the hash once (without parsing).
+fn reindex(stat: &Path, relpath: &str, bytes: &[u8], max_bytes: usize, counter: TokenCounter) -> ChangedFile {
+    let metadata = std::fs::metadata(stat).ok();
     let mtime_ns = metadata.as_ref().map_or(0, super::walk::mtime_ns);
     let analyzed = analyze(relpath, bytes, mtime_ns, max_bytes, counter);
     ChangedFile::new(relpath.to_string(), bytes.len() as u64, 0, sha256_hex(bytes), analyzed)

@@ -348,3 +348,27 @@ fn the_stop_hook_captures_incrementally_prints_nothing_and_never_fails() {
         .stdout("");
     assert_eq!(std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap(), log);
 }
+
+#[test]
+fn new_arcs_of_one_project_and_day_link_to_each_other_as_siblings() {
+    let env = Env::new();
+    let projects = projects(&env);
+    env.json(&["capture", "--projects-dir", projects.to_str().unwrap()]);
+    let cluster_id = |text: &str| text.lines().find_map(|line| line.strip_prefix("cluster_id: ")).unwrap().to_string();
+    let (_, login) = arc_with(&env, "source_sessions: [api-one, api-two]");
+    let (_, compacted) = arc_with(&env, "source_sessions: [api-compact]");
+    let (_, web) = arc_with(&env, "project: web");
+    let (login_id, compacted_id) = (cluster_id(&login), cluster_id(&compacted));
+    // Each names the other once, as a sibling edge the vault parser reads.
+    assert!(login.contains(&format!("{{type: sibling, target: {compacted_id}}}")), "{login}");
+    assert_eq!(login.matches(&compacted_id).count(), 1, "{login}");
+    assert!(compacted.contains(&format!("{{type: sibling, target: {login_id}}}")), "{compacted}");
+    assert!(!login.contains(&format!("target: {login_id}")), "never itself:\n{login}");
+    // Another project's arc is no sibling.
+    assert!(web.contains("edges: []"), "{web}");
+    assert!(!login.contains(&cluster_id(&web)));
+    // The vault parser reads them as edges (no diagnostic about them).
+    let scan = env.json(&["vault", "scan"]);
+    let diagnostics = scan["diagnostics"].as_array().unwrap();
+    assert!(diagnostics.iter().all(|d| !d["message"].as_str().unwrap().contains("edges")), "{scan}");
+}

@@ -30,6 +30,7 @@ mod vault_ai;
 mod vault_bounds;
 mod vault_crash;
 mod vault_doctor;
+mod vault_keeper;
 mod vault_mark;
 mod vault_projects;
 mod vault_scan;

@@ -108,6 +108,9 @@ fn print_text(out: &mut Out, report: &TickReport) {
         for graduation in report.graduations.iter().take(SHOWN) {
             out.line(format!("  {verb} graduate {} -> {}", graduation.from, graduation.to));
         }
+        for drained in report.inbox.iter().take(SHOWN) {
+            out.line(format!("  {verb} drain {} -> {}", drained.from, drained.to));
+        }
         for tombstone in report.tombstones.iter().take(SHOWN) {
             out.line(format!("  {verb} remove cleared signal from {}: {}", tombstone.file, tombstone.text));
         }
@@ -115,6 +118,9 @@ fn print_text(out: &mut Out, report: &TickReport) {
             out.line(format!("  {verb} {} {}", note.action, note.path));
         }
         more(out, report.notes.len());
+    }
+    if !report.inbox.is_empty() {
+        out.line(format!("inbox: {} notes drained into their region folders", report.inbox.len()));
     }
     let writes = report.notes.iter().filter(|note| note.action == "write").count();
     out.line(format!("generated notes: {} written, {} removed", writes, report.notes.len() - writes));
