@@ -20,8 +20,8 @@ pub use error::StoreError;
 pub use filter::{Access, ItemFilter, SearchHit, StoreStats, TokenRecord};
 pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
-pub use pg::PgStore;
 pub use pg::listen::ChangeFeed;
+pub use pg::{Committed, PgStore};
 pub use sqlite::vault::VaultFileRecord;
 pub use sqlite::vectors::VectorJob;
 pub use sqlite::{PageReads, SqliteStore};
@@ -215,6 +215,17 @@ impl Store {
         match self {
             Store::Sqlite(_) => Ok(None),
             Store::Postgres(store) => store.listen().map(Some),
+        }
+    }
+
+    /// Whether this handle committed a write that moved the generation since the last call,
+    /// and if so a generation that includes it (PostgreSQL only: SQLite's readers share the
+    /// file and read the generation in process). A server folds it into its cached
+    /// generation, so a write it acknowledged is a new ETag on that server at once.
+    pub fn take_committed(&self) -> Option<Committed> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(store) => store.take_committed(),
         }
     }
 

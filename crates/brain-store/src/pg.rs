@@ -43,7 +43,22 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0002_tokens.sql"),
     include_str!("migrations/postgres/0003_claims.sql"),
     include_str!("migrations/postgres/0004_vectors.sql"),
+    include_str!("migrations/postgres/0005_generation_pgfast.sql"),
 ];
+
+/// The write generation: the sum of the counters (see migration 5), in one snapshot.
+pub(crate) const GENERATION_SQL: &str = "SELECT coalesce(sum(value), 0)::bigint FROM generation_slots";
+
+/// What a store handle's own committed writes moved the generation to (see
+/// [`crate::Store::take_committed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Committed {
+    /// A generation that includes every write this handle has committed.
+    Generation(u64),
+    /// Committed, but the generation after it could not be read (nor announced): the
+    /// connection failed right after the commit.
+    Unknown,
+}
 
 /// Waiting for a connection when the URL sets no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -119,6 +134,8 @@ pub struct PgStore {
     broken: AtomicBool,
     /// No connect attempt before this instant (see [`RECONNECT_PAUSE`]).
     paused_until: Mutex<Option<Instant>>,
+    /// What the last committed write announced, until taken (see [`Committed`]).
+    committed: Mutex<Option<Committed>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -137,6 +154,7 @@ impl PgStore {
             namespace: Namespace::new("public"),
             broken: AtomicBool::new(false),
             paused_until: Mutex::new(None),
+            committed: Mutex::new(None),
         };
         let mut connection = store.connect()?;
         let schema = store.ensure_schema(&mut connection)?;
@@ -356,8 +374,47 @@ impl PgStore {
         let tx = client.transaction().map_err(|err| self.error(err))?;
         let mut write = crate::WriteTx::new(WriteBackend::Postgres(WriteTx::new(Session::new(tx, statements), self)));
         let value = change(&mut write)?;
-        write.commit()?;
+        if write.commit()? {
+            let committed = self.announce(client);
+            *self.committed.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(committed);
+        }
         Ok(value)
+    }
+
+    /// Notifies every listener (each replica) that the generation moved, with the generation
+    /// as of now (it includes the write just committed), in a transaction of its own right
+    /// after the write's commit. A `NOTIFY` inside the write transaction would serialise
+    /// every commit of the database behind one lock held through each WAL flush; this one
+    /// commits without waiting for the flush (a notification does not outlive a server
+    /// crash anyway). The write is committed whatever happens here: a failure only marks the
+    /// connection for replacement, and listeners notice the change with their next read of
+    /// the generation (see `ChangeFeed`).
+    fn announce(&self, client: &mut Client) -> Committed {
+        let sql = format!(
+            "BEGIN; SET LOCAL synchronous_commit = off; \
+             SELECT pg_notify({}, generation::text), generation::text FROM ({GENERATION_SQL}) AS latest (generation); \
+             COMMIT",
+            quote_literal(&self.namespace.channel)
+        );
+        let generation = client.simple_query(&sql).map(|messages| {
+            messages.iter().find_map(|message| match message {
+                postgres::SimpleQueryMessage::Row(row) => row.get(1).and_then(|text| text.parse::<u64>().ok()),
+                _ => None,
+            })
+        });
+        match generation {
+            Ok(Some(generation)) => Committed::Generation(generation),
+            Ok(None) | Err(_) => {
+                // Whatever state the connection is in (perhaps inside the aborted
+                // transaction), the next call starts on a fresh one.
+                self.broken.store(true, Ordering::Relaxed);
+                Committed::Unknown
+            }
+        }
+    }
+
+    pub(crate) fn take_committed(&self) -> Option<Committed> {
+        self.committed.lock().unwrap_or_else(|poison| poison.into_inner()).take()
     }
 
     /// Runs `read` in one REPEATABLE READ, READ ONLY transaction: one snapshot throughout.
@@ -482,7 +539,7 @@ impl PgStore {
     }
 
     pub(crate) fn generation(&self) -> StoreResult<u64> {
-        let rows = self.rows("SELECT value FROM meta WHERE key = 'generation'", &Vec::new())?;
+        let rows = self.rows(GENERATION_SQL, &Vec::new())?;
         let value: i64 =
             rows.first().map(|row| row.try_get(0)).transpose().map_err(|err| self.error(err))?.unwrap_or(0);
         Ok(value.max(0) as u64)
@@ -533,7 +590,7 @@ impl PgStore {
             .and_then(|row| row.try_get::<_, i64>(0))
             .map_err(error)? as u64;
         stats.generation = client
-            .query_one("SELECT value FROM meta WHERE key = 'generation'", &[])
+            .query_one(GENERATION_SQL, &[])
             .and_then(|row| row.try_get::<_, i64>(0))
             .map_err(error)? as u64;
         stats.by_status = client
@@ -588,6 +645,12 @@ impl PgStore {
     }
 }
 
+/// A string literal for SQL text whatever `standard_conforming_strings` says (an `E''`
+/// string: backslashes and quotes escaped).
+pub(crate) fn quote_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
 /// True for failures of the connection itself (refused, reset, closed, timed out, the
 /// server shutting down or starting up): nothing can have been committed by the failed call.
 fn is_connection_error(err: &postgres::Error) -> bool {
@@ -629,5 +692,11 @@ mod tests {
         assert_eq!(Namespace::new("public").channel, "brain_changes");
         assert_eq!(Namespace::new("team_a").channel, "brain_changes_team_a");
         assert!(Namespace::new(&"x".repeat(80)).channel.len() <= 63);
+    }
+
+    #[test]
+    fn literals_escape_quotes_and_backslashes() {
+        assert_eq!(quote_literal("brain_changes"), "E'brain_changes'");
+        assert_eq!(quote_literal(r"it's \x"), r"E'it\'s \\x'");
     }
 }
