@@ -109,9 +109,14 @@ impl Store {
         // A bulk load changes the shape of the data: refresh the planner's statistics so a
         // scoped, ordered list walks the order index instead of sorting the whole table.
         if items.len() >= 1000 {
-            dispatch!(self, store => store.analyze())?;
+            self.analyze()?;
         }
         Ok(())
+    }
+
+    /// Refreshes the planner's statistics after a bulk load (see each backend's `analyze`).
+    pub(crate) fn analyze(&self) -> StoreResult<()> {
+        dispatch!(self, store => store.analyze())
     }
 
     /// Runs `change` inside one write transaction (read-modify-write is atomic): everything

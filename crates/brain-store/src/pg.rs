@@ -32,7 +32,7 @@ use postgres::{Client, IsolationLevel, NoTls, Row};
 
 use crate::location::PgLocation;
 use crate::tx::{ReadBackend, WriteBackend};
-use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats, VaultFileRecord};
+use crate::{Access, ItemFilter, StoreError, StoreResult, StoreStats, VaultFileRecord};
 use rows::{COLUMNS, Params};
 pub(crate) use tx::{ReadTx, WriteTx};
 use tx::{Session, StatementCache};
@@ -66,10 +66,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 /// A connection idle this long is checked (one round trip) before a write trusts it.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
-
-/// `ts_rank` weights of the classes D, C, B, A: content, schema key and files, tags, title
-/// (SQLite's bm25 column weights 1, 3 and 2, 5, 10, scaled to 1.0 for the title).
-const RANK_WEIGHTS: &str = "'{0.1, 0.25, 0.5, 1.0}'::float4[]";
 
 /// The store's names inside the database: its schema, and the notification channel and
 /// advisory lock keys derived from it.
@@ -365,8 +361,21 @@ impl PgStore {
         self.run(|connection| connection.query(sql, &rows::refs(params)))
     }
 
+    /// Rows of a read query planned for its parameters' values: a statement prepared for
+    /// this call only. A statement kept for reuse may get a generic plan after a few runs,
+    /// one plan for every value; search needs the plan of its words (an index walk in id
+    /// order for a common word, the full-text index for a rare one).
+    fn rows_planned_for(&self, sql: &str, params: &Params) -> StoreResult<Vec<Row>> {
+        self.run(|connection| connection.client.query(sql, &rows::refs(params)))
+    }
+
+    /// The messages of text queries in the simple protocol (one round trip for all of them).
+    fn simple(&self, sql: &str) -> StoreResult<Vec<postgres::SimpleQueryMessage>> {
+        self.run(|connection| connection.client.simple_query(sql))
+    }
+
     /// Runs `change` in one transaction and commits it when it returns Ok; any error rolls
-    /// everything back.
+    /// everything back. A write that moved the generation is then announced.
     pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut slot = self.lock();
         let (connection, _) = self.ensure(&mut slot)?;
@@ -437,9 +446,13 @@ impl PgStore {
         Ok(value)
     }
 
-    /// Refreshes the planner's statistics after a bulk load.
+    /// After a bulk load: refreshes the planner's statistics (search reads its estimates
+    /// from them, and plans by them) and vacuums, which merges the full-text index's list of
+    /// pending entries into the index (every search would scan it otherwise) and marks the
+    /// pages all-visible (counts then read the indexes only). Autovacuum would do both,
+    /// some time later.
     pub(crate) fn analyze(&self) -> StoreResult<()> {
-        self.run(|connection| connection.client.batch_execute("ANALYZE items"))
+        self.run(|connection| connection.client.batch_execute("VACUUM (ANALYZE) items"))
     }
 
     pub(crate) fn get(&self, id: &str) -> StoreResult<Option<Item>> {
@@ -464,33 +477,6 @@ impl PgStore {
         let count: i64 =
             rows.first().map(|row| row.try_get(0)).transpose().map_err(|err| self.error(err))?.unwrap_or(0);
         Ok(count.max(0) as u64)
-    }
-
-    /// The best `needed` filtered matches of a tsquery text by `ts_rank`, among the newest
-    /// `scored` filtered matches (ids are ULIDs, so the highest ids are the newest): the
-    /// same bounded scoring as SQLite's side (`brain_core::search::CandidateStage`).
-    fn ranked(&self, tsquery: &str, filter: &ItemFilter, needed: usize, scored: usize) -> StoreResult<Vec<SearchHit>> {
-        let mut params: Params = vec![Box::new(tsquery.to_string())];
-        let unfiltered = ItemFilter { limit: None, offset: 0, ..filter.clone() };
-        let where_sql = rows::filter_sql(&unfiltered, &mut params).replacen(" WHERE ", " AND ", 1);
-        params.push(Box::new(i64::try_from(scored.max(needed)).unwrap_or(i64::MAX)));
-        let window = params.len();
-        params.push(Box::new(i64::try_from(needed).unwrap_or(i64::MAX)));
-        let sql = format!(
-            "SELECT {COLUMNS}, ts_rank({RANK_WEIGHTS}, search, query) AS rank FROM \
-             (SELECT items.*, query FROM items, to_tsquery('brain_english', $1) AS query \
-              WHERE search @@ query{where_sql} ORDER BY id DESC LIMIT ${window}) AS newest \
-             ORDER BY rank DESC, id LIMIT ${}",
-            params.len()
-        );
-        let rows = self.rows(&sql, &params)?;
-        rows.iter()
-            .map(|row| {
-                let item = rows::row_to_item(row)?;
-                let rank: f32 = row.try_get(rows::COLUMN_COUNT).map_err(|err| self.error(err))?;
-                Ok(SearchHit { item, score: f64::from(rank) })
-            })
-            .collect()
     }
 
     /// Bumps access counters (and sets a reinforced strength) without touching `version` or
