@@ -575,10 +575,8 @@ impl PgStore {
             .query_one("SELECT count(*) FROM items", &[])
             .and_then(|row| row.try_get::<_, i64>(0))
             .map_err(error)? as u64;
-        stats.generation = client
-            .query_one(GENERATION_SQL, &[])
-            .and_then(|row| row.try_get::<_, i64>(0))
-            .map_err(error)? as u64;
+        stats.generation =
+            client.query_one(GENERATION_SQL, &[]).and_then(|row| row.try_get::<_, i64>(0)).map_err(error)? as u64;
         stats.by_status = client
             .query("SELECT status, count(*) FROM items GROUP BY status ORDER BY status", &[])
             .map_err(error)?

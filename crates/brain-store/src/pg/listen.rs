@@ -62,7 +62,8 @@ impl ChangeFeed {
     /// The write generation, read on the listening connection. Read after `LISTEN` took
     /// effect, it covers every write committed before the read; every later one is notified.
     pub fn generation(&mut self) -> StoreResult<u64> {
-        let unavailable = |detail: String| crate::StoreError::Unavailable { location: self.store_display.clone(), detail };
+        let unavailable =
+            |detail: String| crate::StoreError::Unavailable { location: self.store_display.clone(), detail };
         // The simple protocol: one round trip.
         let messages = self.client.simple_query(super::GENERATION_SQL).map_err(|err| unavailable(err.to_string()))?;
         messages
