@@ -606,7 +606,7 @@ pub async fn feed(
 
 /// `GET /healthz`: 200 with the store's generation when the store answers, else 503.
 pub async fn healthz(State(state): Shared) -> Response {
-    match state.generation_fresh().await {
+    match state.generation().await {
         Ok(generation) => json_response(
             StatusCode::OK,
             serde_json::to_vec(&json!({"status": "ok", "generation": generation})).unwrap_or_default(),

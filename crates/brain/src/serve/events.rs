@@ -2,10 +2,9 @@
 //! (writes come from any process: CLI, hooks, tick, other servers and replicas) and
 //! announces `brain` when it moves and `signal` for each new critical vault signal. On
 //! SQLite it polls (`events_poll_ms`); on a database server the writes are pushed
-//! (LISTEN/NOTIFY, followed by the replica's change listener, `state::GenerationCache`), so
-//! clients of every replica hear of a write at once; the listener's keepalive reads (every
-//! 250 ms) catch a notification lost while reconnecting, and a slow poll stays as a last
-//! safety net. Streams end when the server shuts down, so a graceful shutdown never waits
+//! (LISTEN/NOTIFY, followed on a thread of its own), so clients of every replica hear of a
+//! write at once, with a slow poll kept as a safety net for notifications lost while
+//! reconnecting. Streams end when the server shuts down, so a graceful shutdown never waits
 //! on a subscriber.
 
 use std::collections::HashSet;
@@ -31,7 +30,7 @@ const PUSHED_POLL: Duration = Duration::from_secs(5);
 
 /// Watches the store until `shutdown` flips, announcing changes to subscribers.
 pub async fn watch_store(state: Arc<AppState>, mut shutdown: watch::Receiver<bool>) {
-    let mut pushed = state.changes();
+    let mut pushed = if state.is_shared() { follow_pushed_writes(state.location.clone()) } else { None };
     let period = match pushed {
         Some(_) => PUSHED_POLL,
         None => Duration::from_millis(state.config.events_poll_ms.clamp(50, 60_000)),
@@ -126,6 +125,41 @@ async fn publish_pending(
             }
         }
     }
+}
+
+/// Follows the store's pushed writes on a thread with a connection of its own; the receiver
+/// changes on every notification (and after a reconnection, when some may have been
+/// missed). The thread ends when the receiver is dropped.
+fn follow_pushed_writes(location: brain_store::StoreLocation) -> Option<watch::Receiver<u64>> {
+    let (sender, receiver) = watch::channel(0u64);
+    let spawned = std::thread::Builder::new().name("brain-listen".into()).spawn(move || {
+        let mut pause = Duration::from_millis(250);
+        while !sender.is_closed() {
+            let feed = brain_store::Store::open(&location, false, brain_store::PageReads::Cached)
+                .and_then(|store| store.listen());
+            let mut feed = match feed {
+                Ok(Some(feed)) => feed,
+                Ok(None) => return,
+                Err(err) => {
+                    eprintln!("brain serve: cannot listen for writes ({err}); retrying");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            pause = Duration::from_millis(250);
+            // Listening again: whatever was committed meanwhile was not announced.
+            sender.send_modify(|tick| *tick = tick.wrapping_add(1));
+            while !sender.is_closed() {
+                match feed.wait(Duration::from_secs(1)) {
+                    Ok(Some(_)) => sender.send_modify(|tick| *tick = tick.wrapping_add(1)),
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+    });
+    spawned.ok().map(|_| receiver)
 }
 
 /// The active critical and nuclear signals (see `signals::current`); none when the store

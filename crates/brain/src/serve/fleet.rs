@@ -16,7 +16,7 @@ use super::state::AppState;
 /// database in the answer.
 pub async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     let backend = if state.is_shared() { "postgresql" } else { "sqlite" };
-    let (status, body) = match state.generation_fresh().await {
+    let (status, body) = match state.generation().await {
         Ok(generation) => (StatusCode::OK, json!({"status": "ready", "backend": backend, "generation": generation})),
         Err(err) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -2,32 +2,20 @@
 //! for the write generation, the brain-document cache, the clock, auth and metrics.
 //!
 //! The generation is read on every conditional request, so a write through any process or
-//! replica is a new ETag everywhere. On SQLite that is one indexed read in process.
-//!
-//! On a database server (fleet mode) a read is a round trip, so the replica keeps the
-//! generation in a cache fed by its change listener ([`GenerationCache`]): a thread with a
-//! `LISTEN` connection of its own that reads the generation on that connection after every
-//! notification, and every 250 ms as a keepalive. A request is answered from the cache only
-//! while the listener is known healthy: connected, its last read answered and started less
-//! than 1 s ago, and no notification received that a later read has not covered yet. The
-//! guarantee: a write acknowledged by this replica is in the cache before the
-//! acknowledgement leaves (the store hands back the generation of its own commits); a write
-//! through another replica or process is in it once its notification has reached this
-//! replica's listener (the window is the NOTIFY delivery latency, well under a millisecond on
-//! loopback). Whenever the listener is not known healthy (starting, reconnecting, a keepalive
-//! unanswered for a second), a request reads the database instead: such reads are batched on
-//! a thread of their own, and a request waits for the next read that *starts* after it
-//! arrived (never one already in flight), so it sees every write acknowledged before it,
-//! while one read answers every request that queued meanwhile.
+//! replica is a new ETag everywhere at once. On SQLite that is one indexed read in process.
+//! On a database server (fleet mode) it is a round trip, so reads are batched on a thread of
+//! their own: a request waits for the next read that *starts* after it arrived (never one
+//! already in flight), so it still sees every write acknowledged before it, while one read
+//! answers every request that queued meanwhile.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use brain_core::{Scope, Timestamp};
-use brain_store::{Committed, PageReads, Store, StoreLocation};
-use tokio::sync::{Semaphore, broadcast, watch};
+use brain_store::{PageReads, Store, StoreLocation};
+use tokio::sync::{Semaphore, broadcast};
 
 use super::auth::Auth;
 use super::error::ApiError;
@@ -75,8 +63,6 @@ pub struct Pool {
     context: Context,
     idle: Mutex<Vec<Brain>>,
     permits: Semaphore,
-    /// Fleet mode: the cached generation, told of every write committed through the pool.
-    cache: Option<Arc<GenerationCache>>,
 }
 
 impl Pool {
@@ -99,10 +85,6 @@ impl Pool {
             brain.project = project;
             brain.now = now;
             let result = work(&brain);
-            // Before the answer leaves: a write acknowledged here is a new ETag here at once.
-            if let (Some(cache), Some(committed)) = (&pool.cache, brain.store().take_committed()) {
-                cache.committed(committed);
-            }
             pool.idle.lock().unwrap_or_else(|poison| poison.into_inner()).push(brain);
             result
         })
@@ -123,9 +105,8 @@ pub struct AppState {
     pub pool: Arc<Pool>,
     /// Reads the write generation (on every conditional GET).
     probe: Probe,
-    /// Fleet mode: ticks whenever the change listener saw the generation move (or
-    /// reconnected, when writes may have gone unannounced).
-    changes: Option<watch::Receiver<u64>>,
+    /// Where the store lives (for connections of their own: the change follower).
+    pub location: StoreLocation,
     documents: Mutex<HashMap<DocumentKey, CachedDocument>>,
     /// One brain document assembly at a time: bounds memory and lets waiters use the result.
     pub assembly: tokio::sync::Mutex<()>,
@@ -159,20 +140,16 @@ impl AppState {
         let default_project = brain.project.clone();
         let location = brain.store().location();
         let store = Store::open(&location, false, PageReads::Cached)?;
-        let (probe, cache, changes) = if store.is_shared() {
-            let cache = Arc::new(GenerationCache::default());
-            let changes = GenerationCache::follow(&cache, location.clone());
-            let reader = GenerationReader::start(store);
-            (Probe::Shared { reader, cache: Arc::clone(&cache) }, Some(cache), changes)
+        let probe = if store.is_shared() {
+            Probe::Shared(GenerationReader::start(store))
         } else {
-            (Probe::Local(Mutex::new(store)), None, None)
+            Probe::Local(Mutex::new(store))
         };
         let pool_size = config.pool_size.clamp(1, 64);
         let pool = Arc::new(Pool {
             context: context.clone(),
             idle: Mutex::new(vec![brain]),
             permits: Semaphore::new(pool_size),
-            cache,
         });
         let (events, _) = broadcast::channel(256);
         Ok(AppState {
@@ -182,7 +159,7 @@ impl AppState {
             config,
             pool,
             probe,
-            changes,
+            location,
             documents: Mutex::new(HashMap::new()),
             assembly: tokio::sync::Mutex::new(()),
             known_projects: Mutex::new(HashSet::new()),
@@ -215,42 +192,20 @@ impl AppState {
         }
     }
 
-    /// The store's write generation: whatever process or replica wrote last (in fleet mode,
-    /// from the listener's cache while it is known healthy: see the module docs).
+    /// The store's write generation: as of now, whatever process or replica wrote last.
     pub async fn generation(&self) -> Result<u64, ApiError> {
-        if let Probe::Shared { cache, .. } = &self.probe
-            && let Some(generation) = cache.trusted()
-        {
-            return Ok(generation);
-        }
-        self.generation_fresh().await
-    }
-
-    /// The store's write generation from a read that starts after this call (health checks:
-    /// is the database answering now?).
-    pub async fn generation_fresh(&self) -> Result<u64, ApiError> {
         match &self.probe {
             Probe::Local(store) => {
                 let store = store.lock().unwrap_or_else(|poison| poison.into_inner());
                 Ok(store.generation().map_err(BrainError::from)?)
             }
-            Probe::Shared { reader, cache } => {
-                let generation = reader.read().await?;
-                cache.observed(generation);
-                Ok(generation)
-            }
+            Probe::Shared(reader) => Ok(reader.read().await?),
         }
-    }
-
-    /// Fleet mode: a receiver that changes whenever the change listener saw the generation
-    /// move; `None` on SQLite (poll [`AppState::generation`]).
-    pub fn changes(&self) -> Option<watch::Receiver<u64>> {
-        self.changes.clone()
     }
 
     /// Whether the store lives on a database server shared with other replicas.
     pub fn is_shared(&self) -> bool {
-        matches!(self.probe, Probe::Shared { .. })
+        matches!(self.probe, Probe::Shared(_))
     }
 
     /// 404 for a project the store has never seen (a typo must not look like an empty brain).
@@ -265,7 +220,7 @@ impl AppState {
                 let store = store.lock().unwrap_or_else(|poison| poison.into_inner());
                 store.has_scope(&scope).map_err(BrainError::from)?
             }
-            Probe::Shared { .. } => {
+            Probe::Shared(_) => {
                 let now = self.clock(None)?;
                 self.pool
                     .run(self.default_project.clone(), now, move |brain| Ok(brain.store().has_scope(&scope)?))
@@ -333,155 +288,8 @@ impl AppState {
 enum Probe {
     /// An embedded store: one indexed read in process, inline.
     Local(Mutex<Store>),
-    /// A database server: the listener's cache while it is known healthy, else reads batched
-    /// on a thread of their own.
-    Shared { reader: Arc<GenerationReader>, cache: Arc<GenerationCache> },
-}
-
-/// How often the change listener reads the generation when no notification comes.
-const KEEPALIVE: Duration = Duration::from_millis(250);
-/// The cache is trusted for this long after the start of the listener's last answered read.
-const HEALTHY_FOR: Duration = Duration::from_secs(1);
-
-/// Fleet mode: the write generation as the replica's change listener knows it (see the
-/// module docs for the guarantee).
-#[derive(Debug, Default)]
-pub struct GenerationCache {
-    state: Mutex<CacheState>,
-}
-
-#[derive(Debug, Default)]
-struct CacheState {
-    /// The newest generation seen. Every value is one the database returned (a snapshot's
-    /// count of committed writes), so a document assembled after reading it has its writes.
-    value: u64,
-    /// When the listener's last answered read of the generation started.
-    answered: Option<Instant>,
-    /// Since when the cache may miss a write (notified, or committed here with its
-    /// generation unknown) that no listener read has covered yet.
-    stale_since: Option<Instant>,
-}
-
-impl GenerationCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, CacheState> {
-        self.state.lock().unwrap_or_else(|poison| poison.into_inner())
-    }
-
-    /// The cached generation, when the listener is known healthy and no notification is
-    /// waiting for its read.
-    fn trusted(&self) -> Option<u64> {
-        let state = self.lock();
-        let healthy = state.answered.is_some_and(|started| started.elapsed() < HEALTHY_FOR);
-        (healthy && state.stale_since.is_none()).then_some(state.value)
-    }
-
-    /// The listener read `generation` in a read that started at `started`.
-    fn answered(&self, generation: u64, started: Instant) {
-        let mut state = self.lock();
-        state.value = state.value.max(generation);
-        state.answered = Some(state.answered.map_or(started, |previous| previous.max(started)));
-        if state.stale_since.is_some_and(|since| since <= started) {
-            state.stale_since = None;
-        }
-    }
-
-    /// A write may be missing: untrusted until a listener read that starts after now.
-    fn notified(&self) {
-        self.lock().stale_since.get_or_insert_with(Instant::now);
-    }
-
-    /// The listener lost its connection: untrusted until it answers again.
-    fn lost(&self) {
-        self.lock().answered = None;
-    }
-
-    /// A generation a request read from the database.
-    fn observed(&self, generation: u64) {
-        let mut state = self.lock();
-        state.value = state.value.max(generation);
-    }
-
-    /// A write committed through this replica's pool.
-    fn committed(&self, committed: Committed) {
-        match committed {
-            Committed::Generation(generation) => self.observed(generation),
-            Committed::Unknown => self.notified(),
-        }
-    }
-
-    /// Starts the change listener on a thread with a connection of its own; it runs while
-    /// the cache lives. The receiver ticks whenever the generation moved (and after each
-    /// reconnection, when writes may have gone unannounced).
-    fn follow(cache: &Arc<GenerationCache>, location: StoreLocation) -> Option<watch::Receiver<u64>> {
-        let (sender, receiver) = watch::channel(0u64);
-        let cache = Arc::downgrade(cache);
-        let spawned =
-            std::thread::Builder::new().name("brain-listen".into()).spawn(move || listen(&cache, &location, &sender));
-        match spawned {
-            Ok(_) => Some(receiver),
-            Err(err) => {
-                eprintln!("brain serve: cannot start the change listener: {err}");
-                None
-            }
-        }
-    }
-}
-
-/// The change listener (see [`GenerationCache::follow`]): listens, reads the generation,
-/// then waits for notifications, reading again after each batch of them and at least every
-/// [`KEEPALIVE`]; reconnects when the connection fails.
-fn listen(cache: &Weak<GenerationCache>, location: &StoreLocation, sender: &watch::Sender<u64>) {
-    let tick = || sender.send_modify(|tick| *tick = tick.wrapping_add(1));
-    let mut pause = Duration::from_millis(250);
-    while cache.strong_count() > 0 {
-        let feed = Store::open(location, false, PageReads::Cached).and_then(|store| store.listen());
-        let mut feed = match feed {
-            Ok(Some(feed)) => feed,
-            Ok(None) => return,
-            Err(err) => {
-                eprintln!("brain serve: cannot listen for writes ({err}); retrying");
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_secs(5));
-                continue;
-            }
-        };
-        pause = Duration::from_millis(250);
-        // Listening (again): writes committed while no one listened went unannounced, and
-        // the first read covers them.
-        let mut last = None;
-        loop {
-            let Some(strong) = cache.upgrade() else { return };
-            let started = Instant::now();
-            match feed.generation() {
-                Ok(generation) => {
-                    strong.answered(generation, started);
-                    if last != Some(generation) {
-                        tick();
-                        last = Some(generation);
-                    }
-                }
-                Err(_) => {
-                    strong.lost();
-                    break;
-                }
-            }
-            drop(strong);
-            match feed.wait(KEEPALIVE) {
-                Ok(None) => {}
-                Ok(Some(_)) => {
-                    if let Some(strong) = cache.upgrade() {
-                        strong.notified();
-                    }
-                }
-                Err(_) => {
-                    if let Some(strong) = cache.upgrade() {
-                        strong.lost();
-                    }
-                    break;
-                }
-            }
-        }
-    }
+    /// A database server: reads batched on a thread of their own.
+    Shared(Arc<GenerationReader>),
 }
 
 /// A failed generation read, as every waiter of the batch receives it.
