@@ -34,7 +34,7 @@ pub fn copy_all(source: &Store, target: &Store, progress: &mut dyn FnMut(usize, 
     let known_tokens: HashSet<String> = target.tokens()?.into_iter().map(|token| token.name).collect();
     let known_files: HashSet<String> = target.vault_files(false)?.into_iter().map(|record| record.relpath).collect();
     let values = source.vault_values()?;
-    source.read(|read| {
+    let report = source.read(|read| {
         target.write(|tx| {
             let mut report = CopyReport { items: total, ..CopyReport::default() };
             let mut after = String::new();
@@ -64,5 +64,10 @@ pub fn copy_all(source: &Store, target: &Store, progress: &mut dyn FnMut(usize, 
             }
             Ok(report)
         })
-    })
+    })?;
+    // A bulk load changes the shape of the data: see `Store::analyze`.
+    if report.copied >= 1000 {
+        target.analyze()?;
+    }
+    Ok(report)
 }

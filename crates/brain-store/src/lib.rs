@@ -21,8 +21,8 @@ pub use error::StoreError;
 pub use filter::{Access, ItemFilter, SearchHit, StoreStats, TokenRecord};
 pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
-pub use pg::PgStore;
 pub use pg::listen::ChangeFeed;
+pub use pg::{Committed, PgStore};
 pub use sqlite::vault::VaultFileRecord;
 pub use sqlite::vectors::VectorJob;
 pub use sqlite::{PageReads, SqliteStore};
@@ -111,9 +111,14 @@ impl Store {
         // A bulk load changes the shape of the data: refresh the planner's statistics so a
         // scoped, ordered list walks the order index instead of sorting the whole table.
         if items.len() >= 1000 {
-            dispatch!(self, store => store.analyze())?;
+            self.analyze()?;
         }
         Ok(())
+    }
+
+    /// Refreshes the planner's statistics after a bulk load (see each backend's `analyze`).
+    pub(crate) fn analyze(&self) -> StoreResult<()> {
+        dispatch!(self, store => store.analyze())
     }
 
     /// Runs `change` inside one write transaction (read-modify-write is atomic): everything
@@ -217,6 +222,17 @@ impl Store {
         match self {
             Store::Sqlite(_) => Ok(None),
             Store::Postgres(store) => store.listen().map(Some),
+        }
+    }
+
+    /// Whether this handle committed a write that moved the generation since the last call,
+    /// and if so a generation that includes it (PostgreSQL only: SQLite's readers share the
+    /// file and read the generation in process). A server folds it into its cached
+    /// generation, so a write it acknowledged is a new ETag on that server at once.
+    pub fn take_committed(&self) -> Option<Committed> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(store) => store.take_committed(),
         }
     }
 

@@ -33,7 +33,7 @@ use postgres::{Client, IsolationLevel, NoTls, Row};
 
 use crate::location::PgLocation;
 use crate::tx::{ReadBackend, WriteBackend};
-use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats, VaultFileRecord};
+use crate::{Access, ItemFilter, StoreError, StoreResult, StoreStats, VaultFileRecord};
 use rows::{COLUMNS, Params};
 pub(crate) use tx::{ReadTx, WriteTx};
 use tx::{Session, StatementCache};
@@ -45,7 +45,22 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0003_claims.sql"),
     include_str!("migrations/postgres/0004_vectors.sql"),
     include_str!("migrations/postgres/0005_sync.sql"),
+    include_str!("migrations/postgres/0006_generation.sql"),
 ];
+
+/// The write generation: the sum of the counters (see migration 6), in one snapshot.
+pub(crate) const GENERATION_SQL: &str = "SELECT coalesce(sum(value), 0)::bigint FROM generation_slots";
+
+/// What a store handle's own committed writes moved the generation to (see
+/// [`crate::Store::take_committed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Committed {
+    /// A generation that includes every write this handle has committed.
+    Generation(u64),
+    /// Committed, but the generation after it could not be read (nor announced): the
+    /// connection failed right after the commit.
+    Unknown,
+}
 
 /// Waiting for a connection when the URL sets no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,10 +68,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const RECONNECT_PAUSE: Duration = Duration::from_millis(250);
 /// A connection idle this long is checked (one round trip) before a write trusts it.
 const IDLE_CHECK: Duration = Duration::from_secs(1);
-
-/// `ts_rank` weights of the classes D, C, B, A: content, schema key and files, tags, title
-/// (SQLite's bm25 column weights 1, 3 and 2, 5, 10, scaled to 1.0 for the title).
-const RANK_WEIGHTS: &str = "'{0.1, 0.25, 0.5, 1.0}'::float4[]";
 
 /// The store's names inside the database: its schema, and the notification channel and
 /// advisory lock keys derived from it.
@@ -121,6 +132,8 @@ pub struct PgStore {
     broken: AtomicBool,
     /// No connect attempt before this instant (see [`RECONNECT_PAUSE`]).
     paused_until: Mutex<Option<Instant>>,
+    /// What the last committed write announced, until taken (see [`Committed`]).
+    committed: Mutex<Option<Committed>>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -139,6 +152,7 @@ impl PgStore {
             namespace: Namespace::new("public"),
             broken: AtomicBool::new(false),
             paused_until: Mutex::new(None),
+            committed: Mutex::new(None),
         };
         let mut connection = store.connect()?;
         let schema = store.ensure_schema(&mut connection)?;
@@ -349,8 +363,21 @@ impl PgStore {
         self.run(|connection| connection.query(sql, &rows::refs(params)))
     }
 
+    /// Rows of a read query planned for its parameters' values: a statement prepared for
+    /// this call only. A statement kept for reuse may get a generic plan after a few runs,
+    /// one plan for every value; search needs the plan of its words (an index walk in id
+    /// order for a common word, the full-text index for a rare one).
+    fn rows_planned_for(&self, sql: &str, params: &Params) -> StoreResult<Vec<Row>> {
+        self.run(|connection| connection.client.query(sql, &rows::refs(params)))
+    }
+
+    /// The messages of text queries in the simple protocol (one round trip for all of them).
+    fn simple(&self, sql: &str) -> StoreResult<Vec<postgres::SimpleQueryMessage>> {
+        self.run(|connection| connection.client.simple_query(sql))
+    }
+
     /// Runs `change` in one transaction and commits it when it returns Ok; any error rolls
-    /// everything back.
+    /// everything back. A write that moved the generation is then announced.
     pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut slot = self.lock();
         let (connection, _) = self.ensure(&mut slot)?;
@@ -358,8 +385,47 @@ impl PgStore {
         let tx = client.transaction().map_err(|err| self.error(err))?;
         let mut write = crate::WriteTx::new(WriteBackend::Postgres(WriteTx::new(Session::new(tx, statements), self)));
         let value = change(&mut write)?;
-        write.commit()?;
+        if write.commit()? {
+            let committed = self.announce(client);
+            *self.committed.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(committed);
+        }
         Ok(value)
+    }
+
+    /// Notifies every listener (each replica) that the generation moved, with the generation
+    /// as of now (it includes the write just committed), in a transaction of its own right
+    /// after the write's commit. A `NOTIFY` inside the write transaction would serialise
+    /// every commit of the database behind one lock held through each WAL flush; this one
+    /// commits without waiting for the flush (a notification does not outlive a server
+    /// crash anyway). The write is committed whatever happens here: a failure only marks the
+    /// connection for replacement, and listeners notice the change with their next read of
+    /// the generation (see `ChangeFeed`).
+    fn announce(&self, client: &mut Client) -> Committed {
+        let sql = format!(
+            "BEGIN; SET LOCAL synchronous_commit = off; \
+             SELECT pg_notify({}, generation::text), generation::text FROM ({GENERATION_SQL}) AS latest (generation); \
+             COMMIT",
+            quote_literal(&self.namespace.channel)
+        );
+        let generation = client.simple_query(&sql).map(|messages| {
+            messages.iter().find_map(|message| match message {
+                postgres::SimpleQueryMessage::Row(row) => row.get(1).and_then(|text| text.parse::<u64>().ok()),
+                _ => None,
+            })
+        });
+        match generation {
+            Ok(Some(generation)) => Committed::Generation(generation),
+            Ok(None) | Err(_) => {
+                // Whatever state the connection is in (perhaps inside the aborted
+                // transaction), the next call starts on a fresh one.
+                self.broken.store(true, Ordering::Relaxed);
+                Committed::Unknown
+            }
+        }
+    }
+
+    pub(crate) fn take_committed(&self) -> Option<Committed> {
+        self.committed.lock().unwrap_or_else(|poison| poison.into_inner()).take()
     }
 
     /// Runs `read` in one REPEATABLE READ, READ ONLY transaction: one snapshot throughout.
@@ -382,9 +448,13 @@ impl PgStore {
         Ok(value)
     }
 
-    /// Refreshes the planner's statistics after a bulk load.
+    /// After a bulk load: refreshes the planner's statistics (search reads its estimates
+    /// from them, and plans by them) and vacuums, which merges the full-text index's list of
+    /// pending entries into the index (every search would scan it otherwise) and marks the
+    /// pages all-visible (counts then read the indexes only). Autovacuum would do both,
+    /// some time later.
     pub(crate) fn analyze(&self) -> StoreResult<()> {
-        self.run(|connection| connection.client.batch_execute("ANALYZE items"))
+        self.run(|connection| connection.client.batch_execute("VACUUM (ANALYZE) items"))
     }
 
     pub(crate) fn get(&self, id: &str) -> StoreResult<Option<Item>> {
@@ -409,33 +479,6 @@ impl PgStore {
         let count: i64 =
             rows.first().map(|row| row.try_get(0)).transpose().map_err(|err| self.error(err))?.unwrap_or(0);
         Ok(count.max(0) as u64)
-    }
-
-    /// The best `needed` filtered matches of a tsquery text by `ts_rank`, among the newest
-    /// `scored` filtered matches (ids are ULIDs, so the highest ids are the newest): the
-    /// same bounded scoring as SQLite's side (`brain_core::search::CandidateStage`).
-    fn ranked(&self, tsquery: &str, filter: &ItemFilter, needed: usize, scored: usize) -> StoreResult<Vec<SearchHit>> {
-        let mut params: Params = vec![Box::new(tsquery.to_string())];
-        let unfiltered = ItemFilter { limit: None, offset: 0, ..filter.clone() };
-        let where_sql = rows::filter_sql(&unfiltered, &mut params).replacen(" WHERE ", " AND ", 1);
-        params.push(Box::new(i64::try_from(scored.max(needed)).unwrap_or(i64::MAX)));
-        let window = params.len();
-        params.push(Box::new(i64::try_from(needed).unwrap_or(i64::MAX)));
-        let sql = format!(
-            "SELECT {COLUMNS}, ts_rank({RANK_WEIGHTS}, search, query) AS rank FROM \
-             (SELECT items.*, query FROM items, to_tsquery('brain_english', $1) AS query \
-              WHERE search @@ query{where_sql} ORDER BY id DESC LIMIT ${window}) AS newest \
-             ORDER BY rank DESC, id LIMIT ${}",
-            params.len()
-        );
-        let rows = self.rows(&sql, &params)?;
-        rows.iter()
-            .map(|row| {
-                let item = rows::row_to_item(row)?;
-                let rank: f32 = row.try_get(rows::COLUMN_COUNT).map_err(|err| self.error(err))?;
-                Ok(SearchHit { item, score: f64::from(rank) })
-            })
-            .collect()
     }
 
     /// Bumps access counters (and sets a reinforced strength) without touching `version` or
@@ -484,7 +527,7 @@ impl PgStore {
     }
 
     pub(crate) fn generation(&self) -> StoreResult<u64> {
-        let rows = self.rows("SELECT value FROM meta WHERE key = 'generation'", &Vec::new())?;
+        let rows = self.rows(GENERATION_SQL, &Vec::new())?;
         let value: i64 =
             rows.first().map(|row| row.try_get(0)).transpose().map_err(|err| self.error(err))?.unwrap_or(0);
         Ok(value.max(0) as u64)
@@ -534,10 +577,8 @@ impl PgStore {
             .query_one("SELECT count(*) FROM items", &[])
             .and_then(|row| row.try_get::<_, i64>(0))
             .map_err(error)? as u64;
-        stats.generation = client
-            .query_one("SELECT value FROM meta WHERE key = 'generation'", &[])
-            .and_then(|row| row.try_get::<_, i64>(0))
-            .map_err(error)? as u64;
+        stats.generation =
+            client.query_one(GENERATION_SQL, &[]).and_then(|row| row.try_get::<_, i64>(0)).map_err(error)? as u64;
         stats.by_status = client
             .query("SELECT status, count(*) FROM items GROUP BY status ORDER BY status", &[])
             .map_err(error)?
@@ -590,6 +631,12 @@ impl PgStore {
     }
 }
 
+/// A string literal for SQL text whatever `standard_conforming_strings` says (an `E''`
+/// string: backslashes and quotes escaped).
+pub(crate) fn quote_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
 /// True for failures of the connection itself (refused, reset, closed, timed out, the
 /// server shutting down or starting up): nothing can have been committed by the failed call.
 fn is_connection_error(err: &postgres::Error) -> bool {
@@ -631,5 +678,11 @@ mod tests {
         assert_eq!(Namespace::new("public").channel, "brain_changes");
         assert_eq!(Namespace::new("team_a").channel, "brain_changes_team_a");
         assert!(Namespace::new(&"x".repeat(80)).channel.len() <= 63);
+    }
+
+    #[test]
+    fn literals_escape_quotes_and_backslashes() {
+        assert_eq!(quote_literal("brain_changes"), "E'brain_changes'");
+        assert_eq!(quote_literal(r"it's \x"), r"E'it\'s \\x'");
     }
 }

@@ -538,9 +538,11 @@ impl WriteTx<'_> {
         StoreError::from_sqlite(self.path, err)
     }
 
-    /// Moves the write generation when anything changed, then commits.
-    pub(crate) fn commit(self) -> StoreResult<()> {
-        if self.changed {
+    /// Moves the write generation when anything changed, then commits. Returns whether the
+    /// generation moved.
+    pub(crate) fn commit(self) -> StoreResult<bool> {
+        let changed = self.changed;
+        if changed {
             self.tx
                 .execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'", [])
                 .map_err(|e| self.error(e))?;
@@ -548,7 +550,7 @@ impl WriteTx<'_> {
         let store = self.store;
         self.tx.commit().map_err(|e| store.sqlite_error(e))?;
         store.wrote.store(true, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
+        Ok(changed)
     }
 
     pub(crate) fn get(&self, id: &str) -> StoreResult<Option<Item>> {

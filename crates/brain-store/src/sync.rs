@@ -156,9 +156,40 @@ fn into_change(row: ChangeRow, item: Option<Item>, base_version: u64) -> Change 
     }
 }
 
+impl crate::Store {
+    /// Numbers the committed changes that have no cursor yet (PostgreSQL logs a change
+    /// without one; SQLite numbers at insert). The `Store` readers of the log below do it
+    /// first; a `ReadTx` reader sees only changes numbered before its snapshot.
+    pub fn number_changes(&self) -> StoreResult<()> {
+        match self {
+            crate::Store::Sqlite(store) => store.number_changes(),
+            crate::Store::Postgres(store) => store.number_changes(),
+        }
+    }
+
+    /// [`ReadTx::changes_since`] after [`Store::number_changes`](crate::Store::number_changes).
+    pub fn changes_since(&self, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> StoreResult<ChangePage> {
+        self.number_changes()?;
+        self.read(|tx| tx.changes_since(after, limit, keep))
+    }
+
+    /// [`ReadTx::pending_changes`] after [`Store::number_changes`](crate::Store::number_changes).
+    pub fn pending_changes(&self, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> StoreResult<ChangePage> {
+        self.number_changes()?;
+        self.read(|tx| tx.pending_changes(after, limit, keep))
+    }
+
+    /// [`ReadTx::last_change`] after [`Store::number_changes`](crate::Store::number_changes).
+    pub fn last_change(&self) -> StoreResult<u64> {
+        self.number_changes()?;
+        self.read(|tx| tx.last_change())
+    }
+}
+
 impl ReadTx<'_> {
     /// The change log after cursor `after`, at most `limit` rows read, in cursor order;
     /// rows whose scope `keep` refuses are read (the cursor passes them) but left out.
+    /// Changes not numbered yet are not read: see [`crate::Store::changes_since`].
     pub fn changes_since(&self, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> StoreResult<ChangePage> {
         let rows = read_dispatch!(&self.backend, tx => tx.change_rows(after, limit.max(1), false))?;
         Ok(page(rows, after, limit.max(1), keep))

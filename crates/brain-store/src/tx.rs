@@ -38,8 +38,8 @@ impl<'c> WriteTx<'c> {
     }
 
     /// Commits everything done through the transaction (moving the write generation when
-    /// anything changed).
-    pub(crate) fn commit(self) -> StoreResult<()> {
+    /// anything changed). Returns whether the generation moved.
+    pub(crate) fn commit(self) -> StoreResult<bool> {
         dispatch!(self.backend, tx => tx.commit())
     }
 

@@ -245,7 +245,7 @@ pub fn accept_push(
 /// [`MAX_PULL_BYTES`] of JSON.
 pub fn pull_page(brain: &Brain, after: u64, limit: usize, keep: &dyn Fn(&str) -> bool) -> BrainResult<PullResponse> {
     let limit = limit.clamp(1, MAX_PULL_CHANGES);
-    let page: ChangePage = brain.store().read(|tx| tx.changes_since(after, limit, keep))?;
+    let page: ChangePage = brain.store().changes_since(after, limit, keep)?;
     let mut bytes = 0;
     let mut changes = Vec::with_capacity(page.changes.len());
     let (mut next, mut more) = (page.next, page.more);
@@ -321,7 +321,7 @@ fn push(
     let keep = |scope: &str| selector.matches(scope);
     let mut after = 0;
     loop {
-        let page = brain.store().read(|tx| tx.pending_changes(after, PUSH_BATCH, &keep))?;
+        let page = brain.store().pending_changes(after, PUSH_BATCH, &keep)?;
         let mut batch: Vec<(u64, WireChange)> = Vec::new();
         let mut bytes = 0;
         for change in page.changes {

@@ -1,7 +1,8 @@
 //! Pushed change notifications: a connection of its own that `LISTEN`s on the store's
-//! channel, where every committed write announces its new generation (see `tx.rs`). Each
-//! `brain serve` replica follows it to refresh caches and announce events at once, instead
-//! of polling.
+//! channel, where every committed write announces a generation that includes it, right
+//! after its commit (`PgStore::announce`). Each `brain serve` replica follows it to refresh
+//! caches and announce events at once, instead of polling, and reads the generation on the
+//! same connection (after a notification, and as a keepalive).
 
 use std::time::Duration;
 
@@ -58,6 +59,22 @@ impl PgStore {
 }
 
 impl ChangeFeed {
+    /// The write generation, read on the listening connection. Read after `LISTEN` took
+    /// effect, it covers every write committed before the read; every later one is notified.
+    pub fn generation(&mut self) -> StoreResult<u64> {
+        let unavailable =
+            |detail: String| crate::StoreError::Unavailable { location: self.store_display.clone(), detail };
+        // The simple protocol: one round trip.
+        let messages = self.client.simple_query(super::GENERATION_SQL).map_err(|err| unavailable(err.to_string()))?;
+        messages
+            .iter()
+            .find_map(|message| match message {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0).and_then(|text| text.parse::<u64>().ok()),
+                _ => None,
+            })
+            .ok_or_else(|| unavailable("the generation read returned no number".into()))
+    }
+
     /// Waits at most `timeout` for committed writes and returns the newest generation
     /// announced (`None` when nothing was committed meanwhile). A lost connection is
     /// `Unavailable`: open a new feed (and re-read the generation: notifications sent while

@@ -1,10 +1,12 @@
 //! PostgreSQL's rows of the sync log and bookkeeping (see `crate::sync` for the rules).
-//! Cursors are numbered at commit (`tx.rs`); a change written in the open transaction
-//! reads back with no cursor yet.
+//! A change is logged without a cursor; [`PgStore::number_changes`] numbers the committed
+//! ones before the log is read, so cursors follow commit order without any lock on the
+//! write path.
 
 use brain_core::Item;
 use postgres::Row;
 
+use super::PgStore;
 use super::rows::{self, COLUMNS, whole_seconds};
 use super::tx::{ReadTx, WriteTx};
 use crate::StoreResult;
@@ -45,6 +47,27 @@ fn as_i64(value: u64) -> i64 {
 }
 
 const CONFLICT_COLUMNS: &str = "item_id, remote_version, remote, found_at";
+
+impl PgStore {
+    /// Gives every committed change without a cursor the next cursors, in a transaction of
+    /// its own under the schema's numbering lock. Only committed rows are visible to it, so a
+    /// change committed after a reader saw cursor N is numbered later, above N: nothing
+    /// appears below a cursor already read. A row an open transaction is rewriting is
+    /// skipped (`SKIP LOCKED`): that transaction's version is numbered by a later run.
+    pub(crate) fn number_changes(&self) -> StoreResult<()> {
+        let key = self.namespace.lock_key("sync-numbering");
+        self.run(|connection| {
+            let mut tx = connection.client.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key])?;
+            tx.execute(
+                "UPDATE changes SET seq = nextval('changes_seq') WHERE item_id IN \
+                 (SELECT item_id FROM changes WHERE seq IS NULL ORDER BY item_id FOR UPDATE SKIP LOCKED)",
+                &[],
+            )?;
+            tx.commit()
+        })
+    }
+}
 
 impl ReadTx<'_> {
     pub(crate) fn change_rows(

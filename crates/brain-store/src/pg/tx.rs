@@ -3,8 +3,9 @@
 //! A write transaction runs at READ COMMITTED and locks what it reads (`FOR UPDATE`), so a
 //! read-modify-write of an item is atomic exactly as under SQLite's write lock, while writes
 //! to other items proceed beside it. The write generation moves in the same transaction,
-//! last (its row lock is held only for the commit), with a notification to every replica
-//! delivered at commit. A read transaction is one REPEATABLE READ snapshot.
+//! last, on a counter of the connection's own (see migration 6); every replica is notified
+//! right after the commit (`PgStore::announce`). A read transaction is one REPEATABLE READ
+//! snapshot.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -82,23 +83,19 @@ impl<'c> WriteTx<'c> {
         self.changed = true;
     }
 
-    /// Moves the write generation (announcing it to every replica) when anything changed,
-    /// then commits.
-    pub(crate) fn commit(self) -> StoreResult<()> {
+    /// Moves the write generation when anything changed (one of the counters of
+    /// `generation_slots`, the one of this connection, so concurrent writers on other
+    /// connections do not wait for this commit), then commits and announces the change to
+    /// every replica (see [`PgStore::announce`]). Returns whether it announced anything.
+    pub(crate) fn commit(self) -> StoreResult<bool> {
         let store = self.store;
         let mut session = self.session.into_inner();
         if self.changed {
-            let sql = "WITH next AS (UPDATE meta SET value = value + 1 WHERE key = 'generation' RETURNING value) \
-                       SELECT pg_notify($1, value::text) FROM next";
-            session.query(sql, &[&store.namespace.channel]).map_err(|err| store.error(err))?;
-            // The changes this transaction logged get their cursors now, under the
-            // generation's row lock: cursors are handed out in commit order, so a reader
-            // that saw cursor N never later finds a change below N appear (see `sync`).
-            session
-                .execute("UPDATE changes SET seq = nextval('changes_seq') WHERE seq IS NULL", &[])
-                .map_err(|err| store.error(err))?;
+            let sql = "UPDATE generation_slots SET value = value + 1 WHERE slot = pg_backend_pid() % 64";
+            session.execute(sql, &[]).map_err(|err| store.error(err))?;
         }
-        session.commit().map_err(|err| store.error(err))
+        session.commit().map_err(|err| store.error(err))?;
+        Ok(self.changed)
     }
 
     /// The item, its row locked until commit.

@@ -211,3 +211,11 @@ impl WriteTx<'_> {
         Ok(())
     }
 }
+
+impl crate::sqlite::SqliteStore {
+    /// Cursors are numbered at insert (`AUTOINCREMENT`) under SQLite's one-writer lock, so
+    /// they already follow commit order: nothing to do.
+    pub(crate) fn number_changes(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}

@@ -12,11 +12,11 @@ fn everything(_: &str) -> bool {
 }
 
 fn log(store: &Store) -> Vec<Change> {
-    store.read(|tx| tx.changes_since(0, 1000, &everything)).unwrap().changes
+    store.changes_since(0, 1000, &everything).unwrap().changes
 }
 
 fn pending(store: &Store) -> Vec<Change> {
-    store.read(|tx| tx.pending_changes(0, 1000, &everything)).unwrap().changes
+    store.pending_changes(0, 1000, &everything).unwrap().changes
 }
 
 /// One sync of `client` with `server` at store level: pending changes pushed (acknowledged
@@ -34,7 +34,7 @@ fn sync(client: &Store, server: &Store) -> (usize, usize) {
     let mut applied = 0;
     loop {
         let after = client.read(|tx| tx.sync_cursor("pull:test")).unwrap();
-        let page = server.read(|tx| tx.changes_since(after, 2, &everything)).unwrap();
+        let page = server.changes_since(after, 2, &everything).unwrap();
         client
             .write(|tx| {
                 for change in &page.changes {
@@ -75,11 +75,11 @@ fn every_write_moves_the_item_to_the_end_of_the_log_and_a_delete_leaves_a_tombst
     assert!(changes[1].seq > changes[0].seq);
 
     // Being read is not an edit: no change.
-    let before = f.store.read(|tx| tx.last_change()).unwrap();
+    let before = f.store.last_change().unwrap();
     f.store
         .record_access(&[Access { id: second.id.clone(), strength: Some(0.9) }], NOW.parse().unwrap(), None)
         .unwrap();
-    assert_eq!(f.store.read(|tx| tx.last_change()).unwrap(), before);
+    assert_eq!(f.store.last_change().unwrap(), before);
 
     f.store.write(|tx| tx.delete(&second.id)).unwrap();
     let changes = log(&f.store);
@@ -102,7 +102,7 @@ fn changes_since_pages_by_cursor_and_passes_rows_of_other_scopes() {
         f.store.insert(&it).unwrap();
     }
     let projects_only = |scope: &str| scope.starts_with("project/");
-    let first = f.store.read(|tx| tx.changes_since(0, 3, &projects_only)).unwrap();
+    let first = f.store.changes_since(0, 3, &projects_only).unwrap();
     assert!(first.more);
     assert_eq!(first.changes.len(), 2, "rows 1..3 read, the agent one left out");
     let second = f.store.read(|tx| tx.changes_since(first.next, 3, &projects_only)).unwrap();

@@ -2,10 +2,10 @@
 -- brain (as SQLite's migration 8). Shipped migrations are never edited.
 --
 -- One row per item (vault-derived `mem_v…` items excepted), its latest change. A trigger
--- writes the row with `seq` NULL; the committing transaction numbers its rows from
--- `changes_seq` after it has taken the write generation's row lock (see `pg/tx.rs`), so
--- cursors are handed out in commit order and a reader that has seen cursor N never later
--- finds a change below N appear.
+-- writes the row with `seq` NULL; before the log is read, the committed rows without one
+-- are numbered from `changes_seq` in a transaction of their own (`PgStore::number_changes`,
+-- under an advisory lock), so cursors follow commit order and a reader that has seen
+-- cursor N never later finds a change below N appear, with no lock on the write path.
 CREATE SEQUENCE changes_seq;
 
 CREATE TABLE changes (
