@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0006_claims.sql"),
     include_str!("migrations/sqlite/0007_vectors.sql"),
     include_str!("migrations/sqlite/0008_sync.sql"),
+    include_str!("migrations/sqlite/0009_vector_epoch.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.

@@ -9,11 +9,11 @@
 //! returned is exact among them. When fewer than `limit` of them pass the filter (a filter
 //! that keeps few items), the caller falls back to the exact scan in SQL.
 //!
-//! Validity: the index is tagged with the write generation and the number of vectors of its
-//! model. Every way a vector changes moves one of them: an item deleted or its text changed
-//! (its vector dropped by a trigger) is a write; a vector written by `brain embed` adds one
-//! (the backlog only embeds items without a vector of the model). Both are read on every
-//! search (two indexed reads) and a mismatch rebuilds the index from the table.
+//! Validity: the index is tagged with the database's vector epoch, a counter the triggers of
+//! migration 9 move with every vector written or dropped (by `brain embed`, or by the
+//! triggers that drop an item's vector when it is deleted or its text changes), whichever
+//! process did it. It is read on every search (one indexed read) and a new value rebuilds
+//! the index from the table.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ pub(super) const MIN_RESCORED: usize = 64;
 /// The quantised vectors of one model, and what they were read at.
 pub(super) struct VectorIndex {
     pub model: String,
-    pub tag: (u64, u64),
+    pub tag: u64,
     pub dimensions: usize,
     seqs: Vec<i64>,
     /// Per vector: the factor turning its codes back into values (max |value| / 127).
@@ -49,14 +49,26 @@ fn quantise(vector: &[f32], codes: &mut Vec<i8>) -> f32 {
     largest / 127.0
 }
 
-/// The dot product of two code vectors (auto-vectorised: widening multiplies into i32).
+/// The dot product of two code vectors of the same length. Sixteen independent lanes, so
+/// the compiler turns it into SIMD multiplies and adds of the baseline target (SSE2); the
+/// plain iterator sum was one dependent chain and most of a search's time.
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
+    const LANES: usize = 16;
+    let mut lanes = [0i32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: i32 =
+        a_chunks.remainder().iter().zip(b_chunks.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for lane in 0..LANES {
+            lanes[lane] += i32::from(x[lane]) * i32::from(y[lane]);
+        }
+    }
+    lanes.iter().sum::<i32>() + tail
 }
 
 impl VectorIndex {
     /// An empty index of `model` for vectors of `dimensions`, tagged `tag`.
-    pub fn new(model: &str, tag: (u64, u64), dimensions: usize) -> VectorIndex {
+    pub fn new(model: &str, tag: u64, dimensions: usize) -> VectorIndex {
         VectorIndex {
             model: model.to_string(),
             tag,
@@ -128,7 +140,7 @@ impl Ord for Score {
 }
 
 /// The index of `path` for `model` if it was read at `tag`.
-pub(super) fn cached(path: &Path, model: &str, tag: (u64, u64)) -> Option<Arc<VectorIndex>> {
+pub(super) fn cached(path: &Path, model: &str, tag: u64) -> Option<Arc<VectorIndex>> {
     let indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
     indexes.get(path).filter(|index| index.model == model && index.tag == tag).cloned()
 }
@@ -163,7 +175,7 @@ mod tests {
     fn the_quantised_scan_keeps_the_exact_nearest_among_its_candidates() {
         let dimensions = 384;
         let vectors: Vec<Vec<f32>> = (0..2_000).map(|seed| pseudo_random_unit(seed, dimensions)).collect();
-        let mut index = VectorIndex::new("m", (1, 2_000), dimensions);
+        let mut index = VectorIndex::new("m", 1, dimensions);
         for (seq, vector) in vectors.iter().enumerate() {
             index.push(seq as i64, vector);
         }
@@ -184,8 +196,18 @@ mod tests {
     }
 
     #[test]
+    fn the_lane_dot_product_is_the_plain_one() {
+        for length in [0, 1, 15, 16, 17, 384, 385] {
+            let a: Vec<i8> = (0..length).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
+            let b: Vec<i8> = (0..length).map(|i| ((i * 91 % 255) as i32 - 127) as i8).collect();
+            let plain: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
+            assert_eq!(dot(&a, &b), plain, "length {length}");
+        }
+    }
+
+    #[test]
     fn vectors_of_another_dimension_or_zero_are_harmless() {
-        let mut index = VectorIndex::new("m", (0, 0), 4);
+        let mut index = VectorIndex::new("m", 0, 4);
         index.push(1, &[0.0, 0.0, 0.0, 0.0]);
         index.push(2, &[1.0, 0.0]);
         index.push(3, &[0.0, 1.0, 0.0, 0.0]);

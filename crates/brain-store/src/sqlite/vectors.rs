@@ -145,15 +145,12 @@ impl SqliteStore {
 
     /// The in-memory index of `model`'s vectors, current as of this read.
     fn vector_index(&self, connection: &Connection, model: &str, dimensions: usize) -> StoreResult<Arc<VectorIndex>> {
-        let generation: i64 = connection
-            .prepare_cached("SELECT value FROM meta WHERE key = 'generation'")
+        // Moves with every vector written or dropped (migration 9's triggers).
+        let epoch: i64 = connection
+            .prepare_cached("SELECT value FROM meta WHERE key = 'vector_epoch'")
             .and_then(|mut statement| statement.query_row([], |row| row.get(0)))
             .map_err(|e| self.sqlite_error(e))?;
-        let count: i64 = connection
-            .prepare_cached("SELECT count(*) FROM item_vectors WHERE model = ?1")
-            .and_then(|mut statement| statement.query_row([model], |row| row.get(0)))
-            .map_err(|e| self.sqlite_error(e))?;
-        let tag = (generation as u64, count as u64);
+        let tag = epoch as u64;
         if let Some(index) = vector_index::cached(&self.path, model, tag).filter(|index| index.dimensions == dimensions)
         {
             return Ok(index);
