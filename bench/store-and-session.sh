@@ -20,7 +20,8 @@ for n in 10000 100000; do
   /usr/bin/time -f "import $n items (whole process): %e s wall, %M KB max RSS" \
     "$B" --home "$work/h$n" import "$work/items-$n.jsonl" >/dev/null
 done
-echo '{"session_id":"bench","cwd":"/tmp"}' > "$work/hook.json"
+# A UUID, as every host sends (another id costs the redactor's compilation: safe_session_token).
+echo '{"session_id":"3f2a9c1e-7b4d-4e0a-9f6b-1c2d3e4f5a6b","cwd":"/tmp"}' > "$work/hook.json"
 median() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results']; [print(f\"{x['median']*1000:8.2f} ms median  {x['command']}\") for x in r]" "$1"; }
 hyperfine -N --warmup 5 --runs 50 --export-json "$work/a.json" \
   "$B --home $work/h100000 --project bench list --limit 20" \
