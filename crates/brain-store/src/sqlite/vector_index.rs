@@ -197,9 +197,9 @@ mod tests {
 
     #[test]
     fn the_lane_dot_product_is_the_plain_one() {
-        for length in [0, 1, 15, 16, 17, 384, 385] {
-            let a: Vec<i8> = (0..length).map(|i| ((i * 37 % 255) as i32 - 127) as i8).collect();
-            let b: Vec<i8> = (0..length).map(|i| ((i * 91 % 255) as i32 - 127) as i8).collect();
+        for length in [0i32, 1, 15, 16, 17, 384, 385] {
+            let a: Vec<i8> = (0..length).map(|i| (i * 37 % 255 - 127) as i8).collect();
+            let b: Vec<i8> = (0..length).map(|i| (i * 91 % 255 - 127) as i8).collect();
             let plain: i32 = a.iter().zip(&b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
             assert_eq!(dot(&a, &b), plain, "length {length}");
         }

@@ -230,7 +230,7 @@ mod tests {
                 state ^= state << 17;
                 hex.push_str(&format!("{state:016x}"));
             }
-            let upper = state % 2 == 0;
+            let upper = state.is_multiple_of(2);
             let hex = if upper { hex.to_uppercase() } else { hex };
             let uuid = format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]);
             assert!(is_uuid(&uuid), "{uuid}");
