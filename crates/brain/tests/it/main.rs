@@ -55,6 +55,19 @@ impl Default for Env {
 }
 
 impl Env {
+    /// This home's brain opened in the test's process (as a command would, project from the
+    /// project folder, clock at [`NOW`]), for tests that drive the library directly.
+    pub fn open_brain(&self) -> brain::app::Brain {
+        let context = brain::app::Context {
+            home: self.home.clone(),
+            cwd: self.project_dir.clone(),
+            project: None,
+            now: NOW.parse().unwrap(),
+            env: brain::config::Environment::default(),
+        };
+        brain::app::Brain::open(&context).unwrap()
+    }
+
     /// A home that has been `brain init`-ed.
     pub fn new() -> Env {
         let env = Env::uninitialized();

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
+use crate::Env;
 use crate::vault_support::{Vault, changed_files, fingerprint, json, standard_vault};
-use crate::{Env, NOW};
 
 const HOT_DASHBOARD: &str = "clusters/2026-11-21/_dashboard.md";
 const MID_DASHBOARD: &str = "clusters/2026-11-19/_dashboard.md";
@@ -175,14 +175,7 @@ fn an_inbox_note_edited_while_the_tick_drains_it_stays_as_the_user_wrote_it() {
     let vault = Vault::new(&env);
     let note = "---\ntags: [idea]\n---\nFirst draft.\n";
     vault.write("raw/inbox/draft.md", note);
-    let context = brain::app::Context {
-        home: env.home.clone(),
-        cwd: env.project_dir.clone(),
-        project: None,
-        now: NOW.parse().unwrap(),
-        env: brain::config::Environment::default(),
-    };
-    let brain = brain::app::Brain::open(&context).unwrap();
+    let brain = env.open_brain();
     let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     let edited = "---\ntags: [idea]\n---\nSecond draft, typed during the tick.\n";
     let hook = |path: &Path| {

@@ -271,14 +271,7 @@ fn a_large_first_scan_streams_its_items_and_a_lost_file_index_is_rebuilt_without
         duplicate["message"].as_str().unwrap().contains("duplicate cluster_id 2026-11-21-copied (also in aaa/copy.md)")
     );
     // The file index is lost (the items stay): every file is new again, every id is taken.
-    let context = brain::app::Context {
-        home: env.home.clone(),
-        cwd: env.project_dir.clone(),
-        project: None,
-        now: crate::NOW.parse().unwrap(),
-        env: brain::config::Environment::default(),
-    };
-    let brain = brain::app::Brain::open(&context).unwrap();
+    let brain = env.open_brain();
     brain.store().write(|tx| tx.clear_vault_files()).unwrap();
     drop(brain);
     let again = json(&env, &["vault", "scan", "--vault", vault.arg()]);

@@ -229,14 +229,7 @@ fn a_second_tick_while_one_runs_exits_1_with_a_clear_message() {
 fn a_file_edited_between_read_and_write_is_left_as_the_user_wrote_it() {
     let env = Env::new();
     let vault = standard_vault(&env);
-    let context = brain::app::Context {
-        home: env.home.clone(),
-        cwd: env.project_dir.clone(),
-        project: None,
-        now: NOW.parse().unwrap(),
-        env: brain::config::Environment::default(),
-    };
-    let brain = brain::app::Brain::open(&context).unwrap();
+    let brain = env.open_brain();
     let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     let user_edit = "\nA line the user typed while the tick ran.\n";
     let hook = |path: &Path| {
@@ -276,14 +269,7 @@ fn a_file_edited_between_read_and_write_is_left_as_the_user_wrote_it() {
 fn a_file_edited_after_the_scan_is_not_touched() {
     let env = Env::new();
     let vault = standard_vault(&env);
-    let context = brain::app::Context {
-        home: env.home.clone(),
-        cwd: env.project_dir.clone(),
-        project: None,
-        now: NOW.parse().unwrap(),
-        env: brain::config::Environment::default(),
-    };
-    let brain = brain::app::Brain::open(&context).unwrap();
+    let brain = env.open_brain();
     let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     // The edit lands after the scan read the file and before the tick reads it for its edit.
     let progress = |done: usize, total: usize| {
