@@ -125,3 +125,24 @@ impl Env {
 pub fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
+
+/// One HTTP/1.1 request read off `stream` by a fake server of a test: its request line and
+/// headers as sent, and its body (`content-length` bytes; a short read leaves zeros).
+pub fn read_http_request(stream: &std::net::TcpStream) -> (String, Vec<u8>) {
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(stream);
+    let (mut head, mut length) = (String::new(), 0);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    (head, body)
+}

@@ -3,7 +3,7 @@
 //! fallback when the endpoint is down, slow or answers garbage. The local model (the
 //! `semantic` feature) has its own test, run by `.ci/run`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -42,19 +42,7 @@ fn stub(behaviour: Behaviour) -> String {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let (_, body) = crate::read_http_request(&stream);
             let answer = match behaviour {
                 Behaviour::Slow => {
                     std::thread::sleep(Duration::from_secs(3));

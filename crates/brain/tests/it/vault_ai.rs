@@ -5,7 +5,7 @@
 //! written, and the report says what happened. No real model, no key.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -89,20 +89,7 @@ impl Fake {
         std::thread::spawn(move || {
             for (index, stream) in listener.incoming().enumerate() {
                 let Ok(mut stream) = stream else { return };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let (mut head, mut length) = (String::new(), 0);
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    head.push_str(&line);
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
+                let (head, body) = crate::read_http_request(&stream);
                 let body = String::from_utf8_lossy(&body).into_owned();
                 let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
                 seen.lock().unwrap().push((head, body));
