@@ -62,6 +62,16 @@ for round in 1 2 3; do
   t=$(date +%s.%N); "$B" --home "$work/big" sync --json > "$work/pull.json"; ms "$t" "incremental sync pulling 10 server changes (100k home), round $round"
   cat "$work/pull.json"; echo
 done
+# Repeated runs: each prepared by 10 fresh changes (local ones for the push, ones synced by A
+# for the pull), so every measured sync moves exactly 10 changes.
+printf '#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10; do "%s" --home "%s" --project bench remember --title "change $$ $i $(date +%%s%%N)" --content "one of ten changes" >/dev/null; done\n' "$B" "$work/big" > "$work/ten-local.sh"
+printf '#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10; do "%s" --home "%s" --project bench remember --title "remote $$ $i $(date +%%s%%N)" --content "pulled change" >/dev/null; done\n"%s" --home "%s" sync >/dev/null\n' "$B" "$work/a" "$B" "$work/a" > "$work/ten-remote.sh"
+chmod +x "$work/ten-local.sh" "$work/ten-remote.sh"
+hyperfine -N --runs "$runs" --prepare "$work/ten-local.sh" --export-json "$work/push10.json" "$B --home $work/big sync" >/dev/null
+hyperfine -N --runs "$runs" --prepare "$work/ten-remote.sh" --export-json "$work/pull10.json" "$B --home $work/big sync" >/dev/null
+for f in push10 pull10; do
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print(f\"{r['median']*1000:8.1f} ms median ({r['min']*1000:.1f}-{r['max']*1000:.1f})  incremental sync, 10 changes ({sys.argv[2]}), 100k home\")" "$work/$f.json" "$f"
+done
 hyperfine -N --warmup 3 --runs "$runs" --export-json "$work/steady.json" "$B --home $work/big sync" >/dev/null
 python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print(f\"{r['median']*1000:8.1f} ms median ({r['min']*1000:.1f}-{r['max']*1000:.1f})  sync with nothing to move (100k home)\")" "$work/steady.json"
 

@@ -22,6 +22,17 @@ use crate::app::Brain;
 use crate::error::{BrainError, BrainResult};
 use crate::remote::RemoteBrain;
 
+/// `BRAIN_SYNC_TRACE=1`: the time of each phase of a sync (client) or sync request
+/// (server) on stderr, for profiling.
+pub fn trace(phase: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Option<std::time::Instant>> = OnceLock::new();
+    let start = START.get_or_init(|| std::env::var_os("BRAIN_SYNC_TRACE").map(|_| std::time::Instant::now()));
+    if let Some(start) = start {
+        eprintln!("sync-trace {:9.2} ms  {phase}", start.elapsed().as_secs_f64() * 1000.0);
+    }
+}
+
 /// Most changes one push request carries (the server refuses more), and one pull page holds.
 pub const MAX_PUSH_CHANGES: usize = 500;
 /// Changes the client sends per push request: a request stays well inside the client's
@@ -203,6 +214,7 @@ pub fn accept_push(
             request.changes.len()
         )));
     }
+    trace(&format!("push request: {} changes", request.changes.len()));
     let mut changes = Vec::with_capacity(request.changes.len());
     for wire in request.changes {
         let change = prepared_change(brain, wire)?;
@@ -211,6 +223,7 @@ pub fn accept_push(
         }
         changes.push(change);
     }
+    trace("push request: prepared");
     let mut refused: Option<String> = None;
     let outcomes = brain.store().write(|tx| {
         for change in &changes {
@@ -223,6 +236,7 @@ pub fn accept_push(
         }
         changes.iter().map(|change| tx.apply_pushed(change)).collect::<Result<Vec<_>, StoreError>>()
     })?;
+    trace("push request: committed");
     if let Some(scope) = refused {
         return Err(BrainError::Forbidden { message: format!("this token may not write {scope}") });
     }
@@ -288,6 +302,10 @@ pub struct SyncReport {
     pub pending: u64,
     /// Conflicts waiting for `brain sync resolve`.
     pub unresolved: usize,
+    /// The server's version of each change it accepted in this run: the pull passes over
+    /// these changes coming back (this copy has them already; see [`pull`]).
+    #[serde(skip)]
+    acknowledged: std::collections::HashMap<String, u64>,
 }
 
 /// Synchronises `brain`'s home with the server `remote`: push, then pull. Each step is
@@ -301,13 +319,17 @@ pub fn run(
     progress: &mut dyn FnMut(&str, usize),
 ) -> BrainResult<SyncReport> {
     let mut report = SyncReport { url: remote.base_url().to_string(), ..SyncReport::default() };
+    trace("run");
     push(brain, remote, selector, &mut report, progress)?;
+    trace("pushed");
     pull(brain, remote, selector, &mut report, progress)?;
+    trace("pulled");
     let (pending, unresolved) = brain
         .store()
         .read(|tx| Ok((tx.count_pending(&|scope| selector.matches(scope))?, tx.sync_conflicts()?.len())))?;
     report.pending = pending;
     report.unresolved = unresolved;
+    trace("counted");
     Ok(report)
 }
 
@@ -356,7 +378,9 @@ fn send_batch(
 ) -> BrainResult<()> {
     let seqs: Vec<(String, u64)> = batch.iter().map(|(seq, wire)| (wire.id.clone(), *seq)).collect();
     let request = PushRequest { changes: batch.into_iter().map(|(_, wire)| wire).collect() };
+    trace("push: sending");
     let answer = remote.sync_push(&request)?;
+    trace("push: answered");
     if answer.results.len() != seqs.len() {
         return Err(BrainError::internal(format!(
             "brain serve at {} answered {} results for {} pushed changes",
@@ -372,6 +396,7 @@ fn send_batch(
             }
             if result.status == "accepted" {
                 tx.acknowledge_push(id, *seq, result.version)?;
+                report.acknowledged.insert(id.clone(), result.version);
                 report.pushed += 1;
             } else {
                 report.push_conflicts += 1;
@@ -392,7 +417,9 @@ fn pull(
     let name = format!("pull:{}", remote.base_url());
     loop {
         let after = brain.store().read(|tx| tx.sync_cursor(&name))?;
+        trace("pull: asking");
         let answer = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
+        trace(&format!("pull: answered {} changes", answer.changes.len()));
         let mut changes = Vec::with_capacity(answer.changes.len());
         for wire in answer.changes {
             // The server filtered by scope already; a change outside the selection (an
@@ -400,8 +427,21 @@ fn pull(
             if !selector.matches(&wire.scope) {
                 continue;
             }
+            // This run's own push coming back: its acknowledgement (committed) made the
+            // server's version this copy's base, so applying it would find nothing to do.
+            // Passing over it here saves preparing it (redaction, validation) for nothing.
+            if report.acknowledged.get(&wire.id).is_some_and(|&version| wire.version <= version) {
+                continue;
+            }
             changes.push(prepared_change(brain, wire)?);
         }
+        let next = answer.next.max(after);
+        if changes.is_empty() && next == after {
+            // Nothing to apply and the cursor stays: no transaction (and no fsync).
+            trace("pull: nothing to write");
+            return Ok(());
+        }
+        trace("pull: prepared");
         let now = brain.now;
         let (applied, conflicts) = brain.store().write(|tx| {
             let (mut applied, mut conflicts) = (0, 0);
@@ -412,9 +452,10 @@ fn pull(
                     PullOutcome::Unchanged => {}
                 }
             }
-            tx.set_sync_cursor(&name, answer.next.max(after))?;
+            tx.set_sync_cursor(&name, next)?;
             Ok((applied, conflicts))
         })?;
+        trace("pull: applied");
         report.pulled += applied;
         report.conflicts += conflicts;
         progress("pull", report.pulled);

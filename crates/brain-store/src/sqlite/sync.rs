@@ -39,14 +39,21 @@ fn change_rows(
     pending: bool,
 ) -> StoreResult<Vec<(ChangeRow, Option<Item>, u64)>> {
     let error = sql_error(path);
-    let filter = if pending {
-        "c.pending = 1 AND c.seq > ?1 AND NOT EXISTS (SELECT 1 FROM sync_conflicts k WHERE k.item_id = c.item_id)"
+    // The pending changes are read from their partial index: a range of the cursor (the
+    // primary key) would pass every change ever logged to find the few pending ones, and
+    // the planner picks it when the statistics were taken with everything pending (right
+    // after an import), costing an incremental sync of a 100k home ~25 ms.
+    let (index, filter) = if pending {
+        (
+            "INDEXED BY changes_pending",
+            "c.pending = 1 AND c.seq > ?1 AND NOT EXISTS (SELECT 1 FROM sync_conflicts k WHERE k.item_id = c.item_id)",
+        )
     } else {
-        "c.seq > ?1"
+        ("", "c.seq > ?1")
     };
     let sql = format!(
         "SELECT {items}, {CHANGE_COLUMNS}, coalesce((SELECT b.version FROM sync_base b WHERE b.item_id = c.item_id), 0) \
-         FROM changes c LEFT JOIN items i ON i.id = c.item_id WHERE {filter} ORDER BY c.seq LIMIT ?2",
+         FROM changes c {index} LEFT JOIN items i ON i.id = c.item_id WHERE {filter} ORDER BY c.seq LIMIT ?2",
         items = item_columns()
     );
     let mut statement = connection.prepare_cached(&sql).map_err(&error)?;
@@ -106,7 +113,9 @@ impl ReadTx<'_> {
     pub(crate) fn pending_by_scope(&self) -> StoreResult<Vec<(String, u64)>> {
         let mut statement = self
             .connection
-            .prepare_cached("SELECT scope, count(*) FROM changes WHERE pending = 1 GROUP BY scope")
+            .prepare_cached(
+                "SELECT scope, count(*) FROM changes INDEXED BY changes_pending WHERE pending = 1 GROUP BY scope",
+            )
             .map_err(sql_error(self.store.path()))?;
         let rows = statement
             .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64)))

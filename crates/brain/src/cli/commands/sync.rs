@@ -43,9 +43,10 @@ pub enum KeepArg {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    sync::trace("command");
     if args.background {
         // Offline is normal for a laptop: a line in the log, never an error for anyone.
-        if let Err(err) = run_sync(context, &args, false, true) {
+        if let Err(err) = run_sync(context, None, &args, false, true) {
             crate::hook::harness::write_log(
                 &context.home,
                 "sync",
@@ -106,8 +107,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         }
         None => {}
     }
-    drop(brain);
-    let report = run_sync(context, &args, true, false)?;
+    let report = run_sync(context, Some(brain), &args, true, false)?;
+    sync::trace("closed");
     if json {
         out.json(&report);
     } else {
@@ -122,14 +123,27 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     Ok(())
 }
 
-fn run_sync(context: &Context, args: &Args, show_progress: bool, background: bool) -> BrainResult<sync::SyncReport> {
+/// A sync of `context`'s home (`brain`: the home's store, opened by the caller already, or
+/// opened here once the configuration names a server).
+fn run_sync(
+    context: &Context,
+    brain: Option<Brain>,
+    args: &Args,
+    show_progress: bool,
+    background: bool,
+) -> BrainResult<sync::SyncReport> {
     let loaded = config::load(&context.home, &context.cwd, &context.env)?;
     let url =
         args.url.clone().or(loaded.config.sync.url.clone()).ok_or_else(|| {
             BrainError::user_with_hint("no sync server", "set [sync] url in config.toml (or pass --url)")
         })?;
     let selector = ScopeSelector::parse(&loaded.config.sync.scopes)?;
-    let brain = Brain::open(context)?;
+    sync::trace("config");
+    let brain = match brain {
+        Some(brain) => brain,
+        None => Brain::open(context)?,
+    };
+    sync::trace("opened");
     let Some(_lock) = brain.store().try_lock_job("sync")? else {
         if background {
             return Ok(sync::SyncReport::default());
@@ -141,6 +155,7 @@ fn run_sync(context: &Context, args: &Args, show_progress: bool, background: boo
     };
     let target = RemoteTarget { base_url: parse_base_url(&url)?, token: Token::from_env()? };
     let remote = RemoteBrain::new(context, target, false, None)?;
+    sync::trace("locked, client built");
     let bar = progress::bar(None, "sync");
     let mut report_progress = |stage: &str, done: usize| {
         if show_progress {
