@@ -46,6 +46,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0004_vectors.sql"),
     include_str!("migrations/postgres/0005_sync.sql"),
     include_str!("migrations/postgres/0006_generation.sql"),
+    include_str!("migrations/postgres/0007_fleet.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.
