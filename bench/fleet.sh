@@ -8,6 +8,8 @@
 #
 #   bench/fleet.sh      # needs wrk (apt-get install wrk), psql and a PostgreSQL server
 #   BRAIN_BENCH_PG=postgres://postgres@127.0.0.1:5432 bench/fleet.sh   # the server (this default)
+#   BRAIN_BENCH_DB=brain_bench bench/fleet.sh   # the database (this default; created when
+#                                               # missing), one schema per store size
 #
 # Stores come from the assembler's generator (crates/brain-core/examples/gen_items.rs, seed
 # 7), as in bench/serve.sh. wrk, the servers and PostgreSQL share the machine's cores.
@@ -17,28 +19,33 @@ cd "$root"
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
 command -v psql >/dev/null || { echo "needs psql (apt-get install postgresql-client)" >&2; exit 1; }
 PG="${BRAIN_BENCH_PG:-postgres://postgres@127.0.0.1:5432}"
+DB="${BRAIN_BENCH_DB:-brain_bench}"
 psql "$PG/postgres" -qtAc 'select 1' >/dev/null || { echo "cannot reach PostgreSQL at $PG" >&2; exit 1; }
+if [ "$(psql "$PG/postgres" -qtAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
+  psql "$PG/postgres" -qc "CREATE DATABASE $DB"
+fi
 cargo build -q --release -p brain
 cargo build -q --release -p brain-core --example gen_items
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 B="${BRAIN_BIN:-$target/brain}"
 work="$(mktemp -d)"
 pids=()
-dbs=()
+schemas=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for db in "${dbs[@]}"; do psql "$PG/postgres" -qc "DROP DATABASE IF EXISTS $db" 2>/dev/null || true; done
+  for schema in "${schemas[@]}"; do psql "$PG/$DB" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
 DURATION=${DURATION:-10s}
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-fresh_db() {
-  psql "$PG/postgres" -qc "DROP DATABASE IF EXISTS $1"
-  psql "$PG/postgres" -qc "CREATE DATABASE $1"
-  dbs+=("$1")
+# A fresh schema of the bench database; its URL is "$(store_url NAME)".
+fresh_schema() {
+  psql "$PG/$DB" -qc "DROP SCHEMA IF EXISTS $1 CASCADE"
+  schemas+=("$1")
 }
+store_url() { echo "$PG/$DB?options=-c%20search_path%3D$1"; }
 
 for n in 10000 100000; do
   "$target/examples/gen_items" "$n" 7 bench > "$work/items-$n.jsonl"
@@ -51,9 +58,9 @@ for replica in r1 r2 r3; do "$B" --home "$work/$replica" init >/dev/null; done
 
 echo "== brain migrate --to postgres (load average: $(load))"
 for n in 10000 100000; do
-  fresh_db "brain_fleet_$n"
+  fresh_schema "fleet_$n"
   started=$(date +%s.%N)
-  "$B" --home "$work/h$n" migrate --to "$PG/brain_fleet_$n" >/dev/null 2>&1
+  "$B" --home "$work/h$n" migrate --to "$(store_url "fleet_$n")" >/dev/null 2>&1
   ended=$(date +%s.%N)
   awk -v n="$n" -v s="$started" -v e="$ended" 'BEGIN {printf "%d items: %.2f s, %.0f items/s\n", n, e-s, n/(e-s)}'
 done
@@ -97,8 +104,8 @@ sqlite_writes=$(wrk -t2 -c8 -d"$DURATION" -s "$work/post.lua" "$u1" | rate)
 echo "sqlite, writes:            $sqlite_writes acknowledged writes/s (POST, 8 connections)"
 stop "$s1"
 # PostgreSQL: two replicas (each its own home, one database), one wrk each at the same time.
-start "$work/r1" --database "$PG/brain_fleet_10000"; p1=$pid; u1=$url
-start "$work/r2" --database "$PG/brain_fleet_10000"; p2=$pid; u2=$url
+start "$work/r1" --database "$(store_url fleet_10000)"; p1=$pid; u1=$url
+start "$work/r2" --database "$(store_url fleet_10000)"; p2=$pid; u2=$url
 e1=$(etag_of "$u1"); e2=$(etag_of "$u2")
 [ "$e1" = "$e2" ] || echo "note: the replicas' ETags differ ($e1 vs $e2)"
 # One wrk per replica at the same time; prints the two rates. $1, $2: each one's arguments.
@@ -119,17 +126,24 @@ stop "$p1" "$p2"
 
 echo "== 100k items: first brain document, session start over HTTP, RSS (load average: $(load))"
 rss() { awk '/VmHWM/ {printf "%d MB", $2/1024}' "/proc/$1/status"; }
+# The median of 21 session starts: with the same task each time ($2 = same), or each with a
+# task of its own ($2 = distinct: no two alike, so no recall is reused between them).
+areas=(auth storage api cli hooks vault search dashboard mcp tokens config ci deploy billing frontend backend sync cache metrics docs logging)
+tags=(perf security sqlite postgres ux refactor regression flaky migration testing windows)
 session_p50() {
-  for _ in $(seq 21); do
-    curl -s -o /dev/null -w "%{time_total}\n" "$1/api/v2/session-start?project=bench&task=retry%20logic%20for%20the%20webhook%20worker"
+  for i in $(seq 0 20); do
+    local task="retry%20logic%20for%20the%20webhook%20worker"
+    [ "$2" = distinct ] && task="${areas[$i]}%20${tags[$((i % ${#tags[@]}))]}%20fix%20for%20the%20worker"
+    curl -s -o /dev/null -w "%{time_total}\n" "$1/api/v2/session-start?project=bench&task=$task"
   done | sort -n | awk '{t[NR]=$1} END {printf "%.2f ms", t[int((NR+1)/2)]*1000}'
 }
 for backend in sqlite postgres; do
-  if [ "$backend" = sqlite ]; then start "$work/h100000"; else start "$work/r3" --database "$PG/brain_fleet_100000"; fi
+  if [ "$backend" = sqlite ]; then start "$work/h100000"; else start "$work/r3" --database "$(store_url fleet_100000)"; fi
   first=$(curl -s -o /dev/null -w "%{time_total}" "$url/api/v2/brain?project=bench")
-  p50=$(session_p50 "$url")
+  p50=$(session_p50 "$url" same)
+  distinct=$(session_p50 "$url" distinct)
   curl -s -o /dev/null "$url/api/v2/search?project=bench&q=retry%20logic"
-  printf "%-9s first brain document %.0f ms, session start p50 %s, max RSS %s\n" \
-    "$backend:" "$(awk -v t="$first" 'BEGIN {print t*1000}')" "$p50" "$(rss "$pid")"
+  printf "%-9s first brain document %.0f ms, session start p50 %s (same task), %s (21 distinct tasks), max RSS %s\n" \
+    "$backend:" "$(awk -v t="$first" 'BEGIN {print t*1000}')" "$p50" "$distinct" "$(rss "$pid")"
   stop "$pid"
 done

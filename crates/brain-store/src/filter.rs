@@ -31,6 +31,24 @@ pub struct Access {
     pub strength: Option<f32>,
 }
 
+/// What a reader's cached copy of the items depends on, read in one snapshot: the write
+/// generation (moved by every committed write, through any process) and the access epoch
+/// (moved by every fold of access bookkeeping, which changes access counts, last access
+/// times and strengths without moving the generation). Both only grow: two equal stamps
+/// mean no committed change of the items between their reads.
+#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq)]
+pub struct ReadStamp {
+    pub generation: u64,
+    pub accesses: u64,
+}
+
+impl ReadStamp {
+    /// Whether this stamp was read no earlier than `other` (both parts only grow).
+    pub fn is_at_least(&self, other: &ReadStamp) -> bool {
+        self.generation >= other.generation && self.accesses >= other.accesses
+    }
+}
+
 /// One search result: the item and its BM25 relevance (higher is better; comparable only
 /// within one result list).
 #[derive(Clone, Debug)]

@@ -18,7 +18,7 @@ mod tx;
 
 pub use copy::{CopyReport, copy_all};
 pub use error::StoreError;
-pub use filter::{Access, ItemFilter, SearchHit, StoreStats, TokenRecord};
+pub use filter::{Access, ItemFilter, ReadStamp, SearchHit, StoreStats, TokenRecord};
 pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
 pub use pg::listen::ChangeFeed;
@@ -179,7 +179,8 @@ impl Store {
     }
 
     /// Records that items were returned to a reader (access count, time, reinforced
-    /// strength). With `wait`, gives up (returning `Ok(false)`) rather than block longer.
+    /// strength), moving the access epoch (see [`ReadStamp`]) but not the write
+    /// generation. With `wait`, gives up (returning `Ok(false)`) rather than block longer.
     pub fn record_access(
         &self,
         accesses: &[Access],
@@ -192,6 +193,13 @@ impl Store {
     /// The write generation: grows with every committed write through any process.
     pub fn generation(&self) -> StoreResult<u64> {
         dispatch!(self, store => store.generation())
+    }
+
+    /// The write generation and the access epoch, in one snapshot: a copy of any read of
+    /// the items made after a stamp is still exact while the stamp reads the same (see
+    /// [`ReadStamp`]).
+    pub fn read_stamp(&self) -> StoreResult<ReadStamp> {
+        dispatch!(self, store => store.read_stamp())
     }
 
     /// Whether any item (of any status) lives in `scope`.

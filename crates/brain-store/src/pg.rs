@@ -33,7 +33,7 @@ use postgres::{Client, IsolationLevel, NoTls, Row};
 
 use crate::location::PgLocation;
 use crate::tx::{ReadBackend, WriteBackend};
-use crate::{Access, ItemFilter, StoreError, StoreResult, StoreStats, VaultFileRecord};
+use crate::{Access, ItemFilter, ReadStamp, StoreError, StoreResult, StoreStats, VaultFileRecord};
 use rows::{COLUMNS, Params};
 pub(crate) use tx::{ReadTx, WriteTx};
 use tx::{Session, StatementCache};
@@ -46,10 +46,15 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0004_vectors.sql"),
     include_str!("migrations/postgres/0005_sync.sql"),
     include_str!("migrations/postgres/0006_generation.sql"),
+    include_str!("migrations/postgres/0007_fleet.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.
 pub(crate) const GENERATION_SQL: &str = "SELECT coalesce(sum(value), 0)::bigint FROM generation_slots";
+
+/// The write generation and the access epoch (see [`ReadStamp`]), in one snapshot.
+const READ_STAMP_SQL: &str = "SELECT (SELECT coalesce(sum(value), 0)::bigint FROM generation_slots), \
+     coalesce((SELECT value FROM meta WHERE key = 'access_epoch'), 0)::bigint";
 
 /// What a store handle's own committed writes moved the generation to (see
 /// [`crate::Store::take_committed`]).
@@ -517,6 +522,12 @@ impl PgStore {
                  FROM grouped g WHERE items.id = g.id AND items.id IN (SELECT id FROM locked)",
                 &[&stamp, &ids, &strengths],
             )?;
+            // The access epoch (see `ReadStamp`): one row every fold moves, rarely contended.
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('access_epoch', 1) \
+                 ON CONFLICT (key) DO UPDATE SET value = meta.value + 1",
+                &[],
+            )?;
             tx.commit()
         })();
         match outcome {
@@ -531,6 +542,17 @@ impl PgStore {
         let value: i64 =
             rows.first().map(|row| row.try_get(0)).transpose().map_err(|err| self.error(err))?.unwrap_or(0);
         Ok(value.max(0) as u64)
+    }
+
+    pub(crate) fn read_stamp(&self) -> StoreResult<ReadStamp> {
+        let rows = self.rows(READ_STAMP_SQL, &Vec::new())?;
+        let row = rows.first().ok_or_else(|| StoreError::Postgres {
+            location: self.display(),
+            detail: "the read stamp query returned no row".into(),
+        })?;
+        let generation: i64 = row.try_get(0).map_err(|err| self.error(err))?;
+        let accesses: i64 = row.try_get(1).map_err(|err| self.error(err))?;
+        Ok(ReadStamp { generation: generation.max(0) as u64, accesses: accesses.max(0) as u64 })
     }
 
     pub(crate) fn has_scope(&self, scope: &Scope) -> StoreResult<bool> {

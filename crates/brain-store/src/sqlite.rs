@@ -16,7 +16,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params_from_iter};
 
 use crate::tx::WriteBackend;
-use crate::{Access, ItemFilter, SearchHit, StoreError, StoreResult, StoreStats};
+use crate::{Access, ItemFilter, ReadStamp, SearchHit, StoreError, StoreResult, StoreStats};
 
 pub(crate) mod lean;
 pub(crate) mod search;
@@ -58,6 +58,11 @@ pub enum PageReads {
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a check waits for another process's write lock before reporting it locked.
+/// Moves the access epoch (see [`ReadStamp`]) in the transaction of a fold of access
+/// bookkeeping: a `meta` row of its own, made by the first fold.
+const ACCESS_EPOCH_MOVE: &str = "INSERT INTO meta (key, value) VALUES ('access_epoch', 1) \
+     ON CONFLICT (key) DO UPDATE SET value = value + 1";
+
 const CHECK_LOCK_WAIT: Duration = Duration::from_millis(500);
 
 const COLUMNS: &str = "id, scope, kind, schema_key, title, content, rationale, confidence, importance, status, \
@@ -395,6 +400,7 @@ impl SqliteStore {
                     statement.execute(rusqlite::params![stamp, access.strength.map(f64::from), access.id])?;
                 }
             }
+            tx.execute(ACCESS_EPOCH_MOVE, [])?;
             tx.commit()
         })();
         if wait.is_some() {
@@ -406,6 +412,24 @@ impl SqliteStore {
             Err(StoreError::Busy { .. }) if wait.is_some() => Ok(false),
             Err(err) => Err(err),
         }
+    }
+
+    pub(crate) fn read_stamp(&self) -> StoreResult<ReadStamp> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT (SELECT value FROM meta WHERE key = 'generation'), \
+                 coalesce((SELECT value FROM meta WHERE key = 'access_epoch'), 0)",
+            )
+            .map_err(|e| self.sqlite_error(e))?;
+        statement
+            .query_row([], |row| {
+                Ok(ReadStamp {
+                    generation: row.get::<_, i64>(0)?.max(0) as u64,
+                    accesses: row.get::<_, i64>(1)?.max(0) as u64,
+                })
+            })
+            .map_err(|e| self.sqlite_error(e))
     }
 
     pub(crate) fn generation(&self) -> StoreResult<u64> {

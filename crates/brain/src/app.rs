@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use brain_core::assemble::agent::{AGENT_BUDGET, AgentContext, AgentFiles, agent_context};
 use brain_core::assemble::session::{
@@ -22,6 +23,7 @@ use brain_store::{Access, ItemFilter, PageReads, Store, StoreLocation, StoreStat
 
 use crate::config::{self, Config, DATABASE_FILE};
 use crate::error::{BrainError, BrainResult};
+use crate::read_cache::{ReadCache, RecallCandidate, SessionParts};
 
 /// Everything a command needs to know about where and when it runs.
 #[derive(Clone, Debug)]
@@ -43,6 +45,9 @@ pub struct Brain {
     pub now: Timestamp,
     store: Store,
     counter: TokenCounter,
+    /// Reads kept between changes of the store, shared by a server's connections (see
+    /// `crate::read_cache`); `None` in a process that reads once.
+    reads: Option<Arc<ReadCache>>,
 }
 
 /// Outcome of `brain migrate --to`.
@@ -171,7 +176,15 @@ impl Brain {
             config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
         let counter: TokenCounter =
             loaded.config.tokenizer.parse().map_err(|err: String| BrainError::Config { message: err, hint: None })?;
-        Ok(Brain { home: context.home.clone(), config: loaded.config, project, now: context.now, store, counter })
+        Ok(Brain {
+            home: context.home.clone(),
+            config: loaded.config,
+            project,
+            now: context.now,
+            store,
+            counter,
+            reads: None,
+        })
     }
 
     /// The current project's scope.
@@ -182,6 +195,12 @@ impl Brain {
     /// The scopes a session sees: global and the current project.
     pub fn visible_scopes(&self) -> Vec<Scope> {
         vec![Scope::Global, self.project_scope()]
+    }
+
+    /// Keeps what session starts read in `cache` between changes of the store (a server
+    /// shares one cache among its connections).
+    pub fn keep_reads(&mut self, cache: Arc<ReadCache>) {
+        self.reads = Some(cache);
     }
 
     pub fn store(&self) -> &Store {
@@ -764,35 +783,26 @@ impl Brain {
                 recall_budget_tokens: scale(budgets.recall_budget_tokens),
             };
         }
-        let scopes = Some(self.visible_scopes());
-        let approved =
-            |extra: ItemFilter| ItemFilter { scopes: scopes.clone(), statuses: vec![Status::Approved], ..extra };
         let now = self.now;
-        let pins: Vec<Item> = self
-            .store
-            .list(&approved(ItemFilter { pinned: Some(true), ..ItemFilter::default() }))?
-            .into_iter()
-            .filter(|item| !item.is_expired(now))
-            .collect();
         let query =
             [request.topics.as_deref(), request.task.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
-        let candidate_filter = approved(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
-        let parsed = brain_core::search::Query::parse(&query);
-        // (item, normalized relevance, what matched)
-        let candidates: Vec<(Item, f64, String)> = if parsed.is_empty() {
-            // No words: the project's most relevant recent items.
-            self.store.list(&candidate_filter)?.into_iter().map(|item| (item, 0.0, String::new())).collect()
-        } else {
-            let hits = crate::search::lexical(&self.store, &parsed, &candidate_filter, RECALL_CANDIDATES)?;
-            let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
-            hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect()
+        // The store's reads, kept by a server between changes: the stamp is read first, so
+        // whatever is read after it (or was kept at the same stamp) includes every write
+        // committed before this session start began, through any process.
+        let (parts, candidates) = match &self.reads {
+            Some(cache) => {
+                let stamp = self.store.read_stamp()?;
+                let parts = cache.session(stamp, &self.project, now.as_second(), || self.session_parts())?;
+                let candidates = cache.recall(stamp, &self.project, &query, || self.recall_candidates(&query))?;
+                (parts, candidates)
+            }
+            None => (Arc::new(self.session_parts()?), Arc::new(self.recall_candidates(&query)?)),
         };
-        let mut scored: Vec<(Item, f64, String)> = candidates
-            .into_iter()
+        let mut scored: Vec<(&Item, f64, &str)> = candidates
+            .iter()
             .filter(|(item, _, _)| !item.pinned)
             .map(|(item, relevance, matched)| {
-                let score = crate::recall::recall_score(&item, relevance, now);
-                (item, score, matched)
+                (item, crate::recall::recall_score(item, *relevance, now), matched.as_str())
             })
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
@@ -804,6 +814,47 @@ impl Brain {
         let skills: Vec<SkillEntry> = crate::skills::list(&self.home)
             .into_iter()
             .map(|skill| SkillEntry { name: skill.name, description: skill.description })
+            .collect();
+        let pins = &parts.pins;
+        let input = SessionInput {
+            project: &self.project,
+            memory_count: parts.memory_count,
+            pins: pins.iter().collect(),
+            skills: &skills,
+            feed: &parts.feed,
+            recalled,
+            due_for_review: parts.due_for_review,
+            low_confidence_alerts: parts.low_confidence_alerts.clone(),
+        };
+        let payload = session_start(&input, &self.counter, &budgets, request.max_chars, 50);
+        // Recall reinforces what it returned; bookkeeping never blocks a session start.
+        let returned: Vec<Access> = pins
+            .iter()
+            .filter(|item| payload.pinned.iter().any(|p| p.id == item.id))
+            .chain(
+                scored
+                    .iter()
+                    .map(|(item, _, _)| *item)
+                    .filter(|item| payload.context_recall.iter().any(|r| r.id == item.id)),
+            )
+            .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
+            .collect();
+        crate::access_log::append(&self.home, &returned, now);
+        if crate::access_log::is_large(&self.home) {
+            self.fold_access_log();
+        }
+        Ok(payload)
+    }
+
+    /// What a session start reads besides its recall (see `SessionParts`).
+    fn session_parts(&self) -> BrainResult<SessionParts> {
+        let now = self.now;
+        let approved = self.approved_filter();
+        let pins: Vec<Item> = self
+            .store
+            .list(&approved(ItemFilter { pinned: Some(true), ..ItemFilter::default() }))?
+            .into_iter()
+            .filter(|item| !item.is_expired(now))
             .collect();
         let feed = self.feed();
         let memory_count = self.store.count(&approved(ItemFilter::default()))?;
@@ -825,34 +876,33 @@ impl Brain {
                 access_count: item.access_count,
             })
             .collect();
-        let input = SessionInput {
-            project: &self.project,
-            memory_count,
-            pins: pins.iter().collect(),
-            skills: &skills,
-            feed: &feed,
-            recalled,
-            due_for_review,
-            low_confidence_alerts,
-        };
-        let payload = session_start(&input, &self.counter, &budgets, request.max_chars, 50);
-        // Recall reinforces what it returned; bookkeeping never blocks a session start.
-        let returned: Vec<Access> = pins
-            .iter()
-            .filter(|item| payload.pinned.iter().any(|p| p.id == item.id))
-            .chain(
-                scored
-                    .iter()
-                    .map(|(item, _, _)| item)
-                    .filter(|item| payload.context_recall.iter().any(|r| r.id == item.id)),
-            )
-            .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
-            .collect();
-        crate::access_log::append(&self.home, &returned, now);
-        if crate::access_log::is_large(&self.home) {
-            self.fold_access_log();
+        Ok(SessionParts { pins, feed, memory_count, due_for_review, low_confidence_alerts })
+    }
+
+    /// Approved items of the session's scopes, and whatever else `extra` asks.
+    fn approved_filter(&self) -> impl Fn(ItemFilter) -> ItemFilter {
+        let scopes = Some(self.visible_scopes());
+        move |extra: ItemFilter| ItemFilter { scopes: scopes.clone(), statuses: vec![Status::Approved], ..extra }
+    }
+
+    /// The recall candidates of a session start for `query` (its topics and task): the
+    /// lexical search's best, or without words the project's recent items.
+    fn recall_candidates(&self, query: &str) -> BrainResult<Vec<RecallCandidate>> {
+        let candidate_filter =
+            self.approved_filter()(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
+        let parsed = brain_core::search::Query::parse(query);
+        if parsed.is_empty() {
+            // No words: the project's most relevant recent items.
+            return Ok(self
+                .store
+                .list(&candidate_filter)?
+                .into_iter()
+                .map(|item| (item, 0.0, String::new()))
+                .collect());
         }
-        Ok(payload)
+        let hits = crate::search::lexical(&self.store, &parsed, &candidate_filter, RECALL_CANDIDATES)?;
+        let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
+        Ok(hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect())
     }
 
     /// The agent context (SPEC §4.3) of `agent`, with its `team`'s files and memories, the

@@ -12,6 +12,7 @@ pub mod error;
 pub mod hook;
 pub mod mcp;
 pub mod output;
+pub mod read_cache;
 pub mod recall;
 pub mod remote;
 pub mod search;

@@ -198,6 +198,32 @@ fn every_write_advances_the_generation_but_reads_and_access_do_not() {
 }
 
 #[test]
+fn the_read_stamp_moves_with_every_write_and_every_fold_of_access_bookkeeping_through_any_handle() {
+    let f = fixture();
+    let other = f.open_again();
+    let start = f.store.read_stamp().unwrap();
+    assert_eq!(start.generation, f.store.generation().unwrap());
+    assert_eq!(other.read_stamp().unwrap(), start, "two handles read one stamp");
+    // Reads move nothing.
+    let it = item(1, "a", "b");
+    assert_eq!(f.store.read_stamp().unwrap(), start);
+    // A write through another handle moves the generation, seen by this one.
+    other.insert(&it).unwrap();
+    let written = f.store.read_stamp().unwrap();
+    assert_eq!((written.generation, written.accesses), (start.generation + 1, start.accesses));
+    // Access bookkeeping through another handle moves the access epoch only.
+    let access = brain_store::Access { id: it.id.clone(), strength: Some(0.5) };
+    assert!(other.record_access(std::slice::from_ref(&access), "2026-11-22T00:00:00Z".parse().unwrap(), None).unwrap());
+    let accessed = f.store.read_stamp().unwrap();
+    assert_eq!(accessed.generation, written.generation);
+    assert!(accessed.accesses > written.accesses, "{accessed:?} after {written:?}");
+    assert!(accessed.is_at_least(&written) && !written.is_at_least(&accessed));
+    // Again: each fold is a new stamp.
+    assert!(f.store.record_access(&[access], "2026-11-22T00:00:01Z".parse().unwrap(), None).unwrap());
+    assert!(other.read_stamp().unwrap().accesses > accessed.accesses);
+}
+
+#[test]
 fn concurrent_writers_in_threads_lose_nothing() {
     let f = fixture();
     let handles: Vec<_> = (0..4)

@@ -23,6 +23,7 @@ use super::metrics::Metrics;
 use crate::app::{Brain, Context};
 use crate::config::{self, ServeConfig};
 use crate::error::{BrainError, BrainResult};
+use crate::read_cache::ReadCache;
 
 /// Seconds the server's clock is rounded down to when no `now` is given: the brain document
 /// depends on the clock (recency), so rounding keeps its ETag stable between writes.
@@ -63,6 +64,8 @@ pub struct Pool {
     context: Context,
     idle: Mutex<Vec<Brain>>,
     permits: Semaphore,
+    /// What session starts read, kept between changes of the store (see `read_cache`).
+    reads: Arc<ReadCache>,
 }
 
 impl Pool {
@@ -80,7 +83,11 @@ impl Pool {
             let pooled = pool.idle.lock().unwrap_or_else(|poison| poison.into_inner()).pop();
             let mut brain = match pooled {
                 Some(brain) => brain,
-                None => Brain::open_with(&pool.context, PageReads::Cached)?,
+                None => {
+                    let mut brain = Brain::open_with(&pool.context, PageReads::Cached)?;
+                    brain.keep_reads(Arc::clone(&pool.reads));
+                    brain
+                }
             };
             brain.project = project;
             brain.now = now;
@@ -133,7 +140,9 @@ impl AppState {
     pub fn new(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
         // Opening one brain up front checks the home, the database and the config (tokens
         // included) before the server listens; it becomes the pool's first connection.
-        let brain = open_waiting_for_the_database(&context)?;
+        let mut brain = open_waiting_for_the_database(&context)?;
+        let reads = Arc::new(ReadCache::new());
+        brain.keep_reads(Arc::clone(&reads));
         let config = brain.config.serve.clone();
         let auth = Auth::from_config(&config.tokens)?;
         auth.set_stored(&brain.store().tokens()?);
@@ -150,6 +159,7 @@ impl AppState {
             context: context.clone(),
             idle: Mutex::new(vec![brain]),
             permits: Semaphore::new(pool_size),
+            reads,
         });
         let (events, _) = broadcast::channel(256);
         Ok(AppState {

@@ -483,6 +483,13 @@ fn kill_after(home: &std::path::Path, args: &[&str], delay_ms: u64) {
     let _ = child.wait();
 }
 
+#[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn kept_session_start_reads_follow_every_change_through_another_connection_on_postgres() {
+    let schema = Schema::new("kept");
+    crate::session_start::kept_reads_follow_every_change_through_another_connection(&postgres_env(&schema));
+}
+
 /// The server notices a killed client's dropped connection and rolls its transaction back:
 /// waits (up to 5 s) until no `brain` session is busy.
 fn wait_until_postgres_rolled_back(schema: &Schema) {

@@ -128,6 +128,48 @@ fn a_write_through_one_replica_is_read_invalidated_and_evented_through_the_other
 
 #[test]
 #[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn a_write_through_one_replica_is_in_the_next_session_start_of_the_other() {
+    let schema = Schema::new("sessions");
+    let env_a = postgres_env(&schema);
+    env_a.remember(&["--title", "Seed memory", "--content", "the project starts here"]);
+    let env_b = replica_env(&schema.url);
+    let a = Server::start(&env_a, &[]);
+    let b = Server::start(&env_b, &[]);
+    let path = "/api/v2/session-start?project=demo&task=webhook%20retry%20backoff";
+    let session = |server: &Server| {
+        let response = server.get(path);
+        assert_eq!(response.status, 200, "{}", response.text());
+        response.json()
+    };
+    let recalled = |start: &serde_json::Value, id: &str| {
+        start["context_recall"].as_array().unwrap().iter().any(|recalled| recalled["id"] == id)
+    };
+    let before = session(&b);
+    // B keeps what it read (the same state twice); every write through A is in B's next
+    // session start at once, with no pause between them.
+    assert_eq!(session(&b)["memory_count"], before["memory_count"]);
+    let base = before["memory_count"].as_u64().unwrap();
+    let mut ids = Vec::new();
+    for n in 1..=5 {
+        let title = format!("Webhook retry backoff, attempt {n}");
+        let created = a.json("POST", "/api/v2/items?project=demo", &json!({"title": title}));
+        assert_eq!(created.status, 201, "{}", created.text());
+        let id = created.json()["id"].as_str().unwrap().to_string();
+        let after = session(&b);
+        assert_eq!(after["memory_count"].as_u64(), Some(base + n), "B served a stale session start");
+        assert!(recalled(&after, &id), "B did not recall {id} written through A: {after}");
+        ids.push(id);
+    }
+    // A change of status through A leaves B's next session start at once.
+    let deprecated = a.json("POST", &format!("/api/v2/items/{}/deprecate", ids[0]), &json!({}));
+    assert_eq!(deprecated.status, 200, "{}", deprecated.text());
+    let last = session(&b);
+    assert_eq!(last["memory_count"].as_u64(), Some(base + 4));
+    assert!(!recalled(&last, &ids[0]), "B recalled a deprecated item: {last}");
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
 fn two_hundred_concurrent_writers_across_two_replicas_lose_nothing() {
     let schema = Schema::new("writers");
     let env_a = postgres_env(&schema);

@@ -353,3 +353,58 @@ fn session_start_records_accesses_and_a_later_write_folds_them_into_the_store() 
     assert!(!env.home.join("access.jsonl").exists());
     assert_eq!(env.json(&["show", &pinned])["access_count"], 1);
 }
+
+/// What a server's session starts keep between writes (`brain::read_cache`) is never served
+/// after a change through another connection: a new item, a pin, a fold of access
+/// bookkeeping (which moves no generation). `a` keeps its reads, `b` writes beside it.
+pub fn kept_reads_follow_every_change_through_another_connection(env: &Env) {
+    use brain::app::SessionRequest;
+    use brain_core::ItemDraft;
+    let mut a = env.open_brain();
+    a.keep_reads(std::sync::Arc::new(brain::read_cache::ReadCache::new()));
+    let b = env.open_brain();
+    let request = SessionRequest { task: Some("webhook retry backoff".into()), top: 5, ..SessionRequest::default() };
+    let draft = |title: &str, confidence: Option<f64>| ItemDraft {
+        title: Some(title.into()),
+        content: Some(format!("{title}: details")),
+        confidence,
+        ..ItemDraft::default()
+    };
+    b.remember(draft("Seed memory about the release checklist", None), "test").unwrap();
+    let first = a.session_start(&request).unwrap();
+    assert_eq!(a.session_start(&request).unwrap(), first, "the same state reads the same");
+    assert!(first.context_recall.is_empty(), "{:?}", first.context_recall);
+    // A new item matching the task, through the other connection: recalled at once.
+    let written = b.remember(draft("Webhook retry backoff doubles each attempt", None), "test").unwrap();
+    let second = a.session_start(&request).unwrap();
+    assert_eq!(second.memory_count, first.memory_count + 1);
+    assert!(second.context_recall.iter().any(|recalled| recalled.id == written.id), "{:?}", second.context_recall);
+    // A pin: listed at once.
+    b.pin(&written.id, Some(3)).unwrap();
+    let third = a.session_start(&request).unwrap();
+    assert!(third.pinned.iter().any(|pin| pin.id == written.id), "{:?}", third.pinned);
+    // An unsure item read often enough to alert: access bookkeeping moves no generation,
+    // and the alert (access count, confidence) still shows at once.
+    let unsure = b.remember(draft("Maybe the cache key needs the region", Some(0.3)), "test").unwrap();
+    assert!(a.session_start(&request).unwrap().low_confidence_alerts.is_empty());
+    let access = brain_store::Access { id: unsure.id.clone(), strength: None };
+    let generation = b.store().generation().unwrap();
+    for _ in 0..3 {
+        assert!(b.store().record_access(std::slice::from_ref(&access), b.now, None).unwrap());
+    }
+    assert_eq!(b.store().generation().unwrap(), generation, "bookkeeping is not a write");
+    let alerted = a.session_start(&request).unwrap();
+    let alert = alerted.low_confidence_alerts.iter().find(|alert| alert.id == unsure.id);
+    assert_eq!(alert.map(|alert| alert.access_count), Some(3), "{:?}", alerted.low_confidence_alerts);
+    // A forgotten item leaves at once too.
+    b.forget(&written.id, true).unwrap();
+    let last = a.session_start(&request).unwrap();
+    assert!(!last.pinned.iter().any(|pin| pin.id == written.id));
+    assert!(!last.context_recall.iter().any(|recalled| recalled.id == written.id));
+    assert_eq!(last.memory_count, alerted.memory_count - 1);
+}
+
+#[test]
+fn kept_session_start_reads_follow_every_change_through_another_connection() {
+    kept_reads_follow_every_change_through_another_connection(&Env::new());
+}
