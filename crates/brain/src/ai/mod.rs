@@ -195,7 +195,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         config.prompt_max_tokens,
     );
     lap("render", &mut step);
-    let facts = facts(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    let facts = facts(input.snapshot);
     lap("facts", &mut step);
     drop(active);
     report.prompt = PromptFigures {
@@ -233,6 +233,11 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
 
     // Phase 4: rules, then writes.
     let started = Instant::now();
+    let mut facts = facts;
+    if names_unknown_arcs(&answer, &facts) {
+        // Only the rejection of an unknown id tells a tombstone apart: read them only then.
+        facts.tombstones = tombstones(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    }
     let checked = proposals::check(&answer, &facts, config.max_changes_per_kind);
     let checked_ms = ms(started);
     let mut outcomes = checked.outcomes;
@@ -413,20 +418,34 @@ pub(crate) fn ask<T>(
     }
 }
 
-/// What the rules check against: live arcs, tombstones, signals, from the index as phase 1
-/// left it (tombstones' `cluster_id`s read from their few files).
-fn facts<'a>(root: &Path, snapshot: &'a Snapshot, max_bytes: usize) -> Facts<'a> {
+/// Whether the answer names an arc that is not live (its rejection then says whether it is a
+/// tombstone).
+fn names_unknown_arcs(answer: &proposals::Answer, facts: &Facts<'_>) -> bool {
+    let merges = answer.merges.iter().flat_map(|merge| std::iter::once(&merge.into).chain(merge.arcs.iter()));
+    let edges = answer.edges.iter().flat_map(|edge| [&edge.from, &edge.to]);
+    merges.chain(edges).any(|id| !facts.arcs.contains_key(id.as_str()))
+}
+
+/// The `cluster_id`s of the `*.merged.md` tombstones, read from their files (the index does
+/// not keep them).
+fn tombstones(root: &Path, snapshot: &Snapshot, max_bytes: usize) -> std::collections::HashSet<String> {
+    let mut found = std::collections::HashSet::new();
+    for (relpath, _) in snapshot.iter().filter(|(_, file)| file.state.merged && file.state.generated.is_none()) {
+        let bytes = read_optional(&root.join(relpath)).ok().flatten().unwrap_or_default();
+        let (doc, _) = brain_core::vault::parse(relpath, &bytes, max_bytes);
+        if let Some(id) = doc.frontmatter.and_then(|fm| fm.cluster_id) {
+            found.insert(id.trim().to_string());
+        }
+    }
+    found
+}
+
+/// What the rules check against: live arcs and signals, from the index as phase 1 left it
+/// (tombstones only when the answer needs them: [`tombstones`]).
+fn facts(snapshot: &Snapshot) -> Facts<'_> {
     let mut facts = Facts::default();
     for (relpath, file) in snapshot {
-        if file.state.generated.is_some() {
-            continue;
-        }
-        if file.state.merged {
-            let bytes = read_optional(&root.join(relpath)).ok().flatten().unwrap_or_default();
-            let (doc, _) = brain_core::vault::parse(relpath, &bytes, max_bytes);
-            if let Some(id) = doc.frontmatter.and_then(|fm| fm.cluster_id) {
-                facts.tombstones.insert(id.trim().to_string());
-            }
+        if file.state.generated.is_some() || file.state.merged {
             continue;
         }
         if let Some(arc) = file.state.arc.as_ref().filter(|_| file.state.arc_owner) {
