@@ -208,7 +208,7 @@ pub fn candidate_pairs(
         }
         progress(band + 1, BANDS);
     }
-    pairs.sort_by(|x, y| (x.a, x.b).cmp(&(y.a, y.b)));
+    pairs.sort_by_key(|x| (x.a, x.b));
     pairs.dedup_by(|x, y| (x.a, x.b) == (y.a, y.b));
     pairs
 }

@@ -554,7 +554,7 @@ fn the_llm_confirms_drops_or_downgrades_hygiene_actions_and_a_failure_leaves_the
     let request: Value = serde_json::from_str(&fake.bodies()[0]).unwrap();
     assert_eq!(request["response_format"]["json_schema"]["name"], "brain_hygiene_verdicts");
     let prompt = prompt_of(&request);
-    assert!(prompt.contains(&format!("- h2 | supersede | near-duplicate")) && prompt.contains(&old_retry), "{prompt}");
+    assert!(prompt.contains("- h2 | supersede | near-duplicate") && prompt.contains(&old_retry), "{prompt}");
     no_secret_in(&fake);
     let ai = &report["ai"];
     assert_eq!(
