@@ -5,8 +5,10 @@
 #
 #   bench/ai-tick.sh [ARCS...]              # default: 1000 10000
 #
-# Needs python3 (../shared/bench/gen_vault.py; the fake server is python's http.server) and
-# hyperfine. Builds the release binary. The fake answers every request at once with a valid
+# Needs python3 (../shared/bench/gen_vault.py; the fake server is python's http.server);
+# hyperfine when installed (else the wall times are medians of interleaved runs timed by
+# python). Builds the release binary (BRAIN_BIN=PATH uses that one instead). The fake answers
+# every request at once with a valid
 # document (no edges, merges or signal changes; an intent and a health score), so phases 4–5
 # write intent.md, the AI health line, the diff's AI section and the audit record.
 set -euo pipefail
@@ -20,8 +22,8 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
-brain="$CARGO_TARGET_DIR/release/brain"
+if [ -z "${BRAIN_BIN:-}" ]; then cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"; fi
+brain=${BRAIN_BIN:-$CARGO_TARGET_DIR/release/brain}
 mkdir -p "$dir"
 
 # The fake server: prints its port, answers every POST at once.
@@ -79,7 +81,29 @@ print("%-9s prompt %d tokens of %d (%d chars; %d of %d arcs, %d signals), built 
     phases["prompt"] + phases["reason"] + phases["apply"] + phases["verify"], ai["tokens_in"], ai["tokens_out"]))
 ' "$tokenizer"
     done
-    hyperfine --warmup 3 --runs "$runs" --style basic -N \
-        -n "tick --no-ai ($n)" "$brain --home $home --now $now tick --no-ai --vault $vault" \
-        -n "tick with the fake LLM ($n)" "$brain --home $home --now $now tick --vault $vault"
+    if command -v hyperfine >/dev/null; then
+        hyperfine --warmup 3 --runs "$runs" --style basic -N \
+            -n "tick --no-ai ($n)" "$brain --home $home --now $now tick --no-ai --vault $vault" \
+            -n "tick with the fake LLM ($n)" "$brain --home $home --now $now tick --vault $vault"
+    else
+        # No hyperfine: the two commands interleaved, medians of wall time and of phases 2-5.
+        python3 - "$runs" "$brain" "$home" "$now" "$vault" <<'PYTIME'
+import json, statistics, subprocess, sys, time
+runs, brain, home, now, vault = int(sys.argv[1]), *sys.argv[2:]
+base = [brain, "--home", home, "--now", now, "tick", "--vault", vault, "--json"]
+walls = {"no-ai": [], "ai": []}; overhead = []
+for i in range(runs + 2):
+    for name, extra in (("no-ai", ["--no-ai"]), ("ai", [])):
+        t = time.perf_counter(); out = subprocess.run(base + extra, capture_output=True, check=True).stdout
+        wall = (time.perf_counter() - t) * 1000
+        if i < 2: continue
+        walls[name].append(wall)
+        if name == "ai":
+            phases = json.loads(out)["phases"]
+            overhead.append(sum(p["ms"] for p in phases[1:]))
+med = statistics.median
+print("tick --no-ai %.1f ms, with the fake LLM %.1f ms (medians of %d interleaved runs); phases 2-5 median %.1f ms (min %.1f, max %.1f)" % (
+    med(walls["no-ai"]), med(walls["ai"]), runs, med(overhead), min(overhead), max(overhead)))
+PYTIME
+    fi
 done

@@ -5,6 +5,7 @@
 //! token counters are passed in by the caller.
 
 pub mod item;
+pub mod near_dup;
 pub mod scope;
 pub mod time;
 

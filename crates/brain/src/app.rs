@@ -469,6 +469,18 @@ impl Brain {
 
     /// Marks `old` as superseded by `new`, keeping both (history is never deleted).
     pub fn supersede(&self, old_id: &str, new_id: &str) -> BrainResult<(Item, Item)> {
+        self.supersede_versioned(old_id, new_id, None, None)
+    }
+
+    /// `supersede` only if each item is still at the version given (`None`: any): an edit
+    /// made since the caller read them is a `Conflict`, never overwritten (`brain hygiene`).
+    pub fn supersede_versioned(
+        &self,
+        old_id: &str,
+        new_id: &str,
+        old_version: Option<u64>,
+        new_version: Option<u64>,
+    ) -> BrainResult<(Item, Item)> {
         check_id(old_id)?;
         check_id(new_id)?;
         if old_id == new_id {
@@ -506,8 +518,8 @@ impl Brain {
                 old.pinned = false;
             }
             new.supersedes = Some(old_id.to_string());
-            let old = tx.update(&old, None)?;
-            let new = tx.update(&new, None)?;
+            let old = tx.update(&old, old_version)?;
+            let new = tx.update(&new, new_version)?;
             Ok(Some((old, new)))
         })?;
         outcome?;
@@ -978,6 +990,16 @@ impl Brain {
         items.sort_by(|a, b| a.review_due_at.cmp(&b.review_due_at).then_with(|| a.id.cmp(&b.id)));
         items.truncate(limit);
         Ok(items)
+    }
+
+    /// Puts an item into the review queue (due now) if it is still at `expected_version`; its
+    /// content and `updated_at` stay (`brain hygiene`).
+    pub fn queue_review(&self, id: &str, expected_version: u64) -> BrainResult<Item> {
+        let now = self.now;
+        self.modify(id, Some(expected_version), |item| {
+            item.review_due_at = Some(now);
+            Ok(())
+        })
     }
 
     /// Records a review: `ok` grows the interval (1 day × 2.5^(n−1), n = min(reviews, 10)) and

@@ -10,6 +10,7 @@ pub mod config;
 pub mod embed;
 pub mod error;
 pub mod hook;
+pub mod hygiene;
 pub mod mcp;
 pub mod output;
 pub mod read_cache;

@@ -19,6 +19,8 @@
 
 pub(crate) mod apply;
 pub mod config;
+pub mod enrich;
+pub mod hygiene;
 pub(crate) mod prompt;
 pub mod proposals;
 pub(crate) mod provider;
@@ -193,7 +195,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         config.prompt_max_tokens,
     );
     lap("render", &mut step);
-    let facts = facts(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    let facts = facts(input.snapshot);
     lap("facts", &mut step);
     drop(active);
     report.prompt = PromptFigures {
@@ -231,6 +233,11 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
 
     // Phase 4: rules, then writes.
     let started = Instant::now();
+    let mut facts = facts;
+    if names_unknown_arcs(&answer, &facts) {
+        // Only the rejection of an unknown id tells a tombstone apart: read them only then.
+        facts.tombstones = tombstones(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+    }
     let checked = proposals::check(&answer, &facts, config.max_changes_per_kind);
     let checked_ms = ms(started);
     let mut outcomes = checked.outcomes;
@@ -291,15 +298,69 @@ fn reason(
     schema: &serde_json::Value,
     report: &mut AiReport,
 ) -> Result<(proposals::Answer, String), (String, String)> {
-    let config = &brain.config.ai;
+    let question = Structured {
+        name: provider::SCHEMA_NAME,
+        system: &built.system,
+        user: &built.user,
+        prompt_tokens: built.tokens,
+        schema,
+    };
+    let mut usage = Usage::default();
+    let answer = ask(&brain.config.ai, brain.counter(), provider, &question, &proposals::parse, &mut usage);
+    report.requests = usage.requests;
+    report.repaired = usage.repaired;
+    report.waited_ms = usage.waited_ms;
+    report.tokens_in = usage.tokens_in;
+    report.tokens_out = usage.tokens_out;
+    answer
+}
+
+/// What the exchanges of one run cost and how they went.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Usage {
+    /// Requests sent (a repair retry and a retry after a 429 count).
+    pub requests: u32,
+    /// A repair retry was needed.
+    pub repaired: bool,
+    /// Time spent waiting on `retry-after`.
+    pub waited_ms: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+/// One question whose answer is a JSON document of `schema`.
+pub(crate) struct Structured<'a> {
+    /// The schema's name (the tool an Anthropic model must call).
+    pub name: &'a str,
+    pub system: &'a str,
+    pub user: &'a str,
+    /// Tokens of system + user under the configured counter.
+    pub prompt_tokens: usize,
+    pub schema: &'a serde_json::Value,
+}
+
+/// Asks `question` under the bounds of `config` (the whole exchange within `timeout_ms`, the
+/// worst case of each request within what is left of `max_cost_per_tick`, an answer over the
+/// output limit or cut short refused), repairs once when `parse` refuses the answer, waits
+/// once on a 429 with `retry-after`; returns the parsed answer and its raw text, or why not
+/// (with whatever raw text came back, for an audit record). Shared by the tick, enrichment and
+/// hygiene.
+pub(crate) fn ask<T>(
+    config: &AiConfig,
+    counter: &brain_core::tokens::TokenCounter,
+    provider: &Provider,
+    question: &Structured<'_>,
+    parse: &dyn Fn(&str) -> Result<T, String>,
+    usage: &mut Usage,
+) -> Result<(T, String), (String, String)> {
     let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
-    let mut user = built.user.clone();
+    let mut user = question.user.to_string();
     let mut waited = false;
     let mut last_raw = String::new();
     loop {
         // The worst case of the next request must fit in what is left of the cost cap.
-        let worst = config.cost(built.tokens as u64 + 64, u64::from(config.max_output_tokens));
-        let spent = config.cost(report.tokens_in, report.tokens_out);
+        let worst = config.cost(question.prompt_tokens as u64 + 64, u64::from(config.max_output_tokens));
+        let spent = config.cost(usage.tokens_in, usage.tokens_out);
         if spent + worst > config.max_cost_per_tick {
             return Err((
                 format!(
@@ -313,23 +374,23 @@ fn reason(
         if left.is_zero() {
             return Err(("timed out: no usable answer within timeout_ms".into(), last_raw));
         }
-        report.requests += 1;
-        let question = Question { system: &built.system, user: &user, schema };
-        let reply: Reply = match provider.ask(&question, left) {
+        usage.requests += 1;
+        let asked = Question { name: question.name, system: question.system, user: &user, schema: question.schema };
+        let reply: Reply = match provider.ask(&asked, left) {
             Ok(reply) => reply,
             Err(CallError::RateLimited { retry_after: Some(wait) })
                 if !waited && wait + Duration::from_millis(100) < provider::left(deadline) =>
             {
                 waited = true;
-                report.waited_ms = wait.as_millis() as u64;
+                usage.waited_ms = wait.as_millis() as u64;
                 std::thread::sleep(wait);
                 continue;
             }
             Err(err) => return Err((format!("{} {}: {err}", provider.name(), provider.url()), last_raw)),
         };
-        report.tokens_in += reply.input_tokens.unwrap_or(built.tokens as u64);
-        let counted = brain.counter().count(&reply.text);
-        report.tokens_out += reply.output_tokens.unwrap_or(counted as u64);
+        usage.tokens_in += reply.input_tokens.unwrap_or(question.prompt_tokens as u64);
+        let counted = counter.count(&reply.text);
+        usage.tokens_out += reply.output_tokens.unwrap_or(counted as u64);
         last_raw = reply.text.clone();
         let limit = config.max_output_tokens as usize;
         if counted > limit * OUTPUT_SLACK || reply.output_tokens.is_some_and(|n| n as usize > limit * OUTPUT_SLACK) {
@@ -341,14 +402,14 @@ fn reason(
         if reply.cut_short {
             return Err((format!("the answer was cut short at max_output_tokens ({limit})"), last_raw));
         }
-        match proposals::parse(&reply.text) {
+        match parse(&reply.text) {
             Ok(answer) => return Ok((answer, last_raw)),
-            Err(problem) if !report.repaired => {
-                report.repaired = true;
+            Err(problem) if !usage.repaired => {
+                usage.repaired = true;
                 user = format!(
                     "{}\n\nYour previous answer was rejected: {}. Answer again with only the JSON document the \
                      schema describes.\n",
-                    built.user,
+                    question.user,
                     clip(&one_line(&problem), 300)
                 );
             }
@@ -357,20 +418,34 @@ fn reason(
     }
 }
 
-/// What the rules check against: live arcs, tombstones, signals, from the index as phase 1
-/// left it (tombstones' `cluster_id`s read from their few files).
-fn facts<'a>(root: &Path, snapshot: &'a Snapshot, max_bytes: usize) -> Facts<'a> {
+/// Whether the answer names an arc that is not live (its rejection then says whether it is a
+/// tombstone).
+fn names_unknown_arcs(answer: &proposals::Answer, facts: &Facts<'_>) -> bool {
+    let merges = answer.merges.iter().flat_map(|merge| std::iter::once(&merge.into).chain(merge.arcs.iter()));
+    let edges = answer.edges.iter().flat_map(|edge| [&edge.from, &edge.to]);
+    merges.chain(edges).any(|id| !facts.arcs.contains_key(id.as_str()))
+}
+
+/// The `cluster_id`s of the `*.merged.md` tombstones, read from their files (the index does
+/// not keep them).
+fn tombstones(root: &Path, snapshot: &Snapshot, max_bytes: usize) -> std::collections::HashSet<String> {
+    let mut found = std::collections::HashSet::new();
+    for (relpath, _) in snapshot.iter().filter(|(_, file)| file.state.merged && file.state.generated.is_none()) {
+        let bytes = read_optional(&root.join(relpath)).ok().flatten().unwrap_or_default();
+        let (doc, _) = brain_core::vault::parse(relpath, &bytes, max_bytes);
+        if let Some(id) = doc.frontmatter.and_then(|fm| fm.cluster_id) {
+            found.insert(id.trim().to_string());
+        }
+    }
+    found
+}
+
+/// What the rules check against: live arcs and signals, from the index as phase 1 left it
+/// (tombstones only when the answer needs them: [`tombstones`]).
+fn facts(snapshot: &Snapshot) -> Facts<'_> {
     let mut facts = Facts::default();
     for (relpath, file) in snapshot {
-        if file.state.generated.is_some() {
-            continue;
-        }
-        if file.state.merged {
-            let bytes = read_optional(&root.join(relpath)).ok().flatten().unwrap_or_default();
-            let (doc, _) = brain_core::vault::parse(relpath, &bytes, max_bytes);
-            if let Some(id) = doc.frontmatter.and_then(|fm| fm.cluster_id) {
-                facts.tombstones.insert(id.trim().to_string());
-            }
+        if file.state.generated.is_some() || file.state.merged {
             continue;
         }
         if let Some(arc) = file.state.arc.as_ref().filter(|_| file.state.arc_owner) {
@@ -499,6 +574,26 @@ fn append_line(path: &Path, line: &str) {
     if let Ok(mut file) = std::fs::File::options().create(true).append(true).open(path) {
         let _ = file.write_all(format!("{line}\n").as_bytes());
     }
+}
+
+/// Writes the audit record of an enrichment or hygiene run, `<home>/ai/<what>/<time>.json`
+/// (the newest [`AUDIT_KEEP`] kept); its path, or `None` when it could not be written.
+pub(crate) fn write_audit(brain: &Brain, what: &str, record: &impl Serialize) -> Option<String> {
+    let stamp = brain_core::time::format_timestamp(brain.now).replace(':', "");
+    let path = brain.home.join("ai").join(what).join(format!("{stamp}.json"));
+    let text = serde_json::to_string_pretty(record).ok()?;
+    fsio::write_owned(&path, text.as_bytes()).ok()?;
+    if let Some(dir) = path.parent() {
+        prune(dir);
+    }
+    Some(path.display().to_string())
+}
+
+/// An answer as an audit record keeps it: redacted, at most 256 KiB.
+pub(crate) fn audit_answer(raw: &str) -> String {
+    let cut = raw.len().min(AUDIT_ANSWER_BYTES);
+    let cut = (0..=cut).rev().find(|at| raw.is_char_boundary(*at)).unwrap_or(0);
+    crate::vault::text::redacted(&raw[..cut]).into_owned()
 }
 
 /// Keeps the newest [`AUDIT_KEEP`] records (names sort by time).

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::config::AiConfig;
 
-/// The name of the tool the Anthropic provider forces (and of the OpenAI json_schema).
+/// The name of the tick's schema (the tool the Anthropic provider forces, OpenAI's json_schema).
 pub(crate) const SCHEMA_NAME: &str = "brain_tick_proposals";
 
 /// The most bytes read of an answer besides what `max_output_tokens` allows.
@@ -59,6 +59,8 @@ pub(crate) enum Provider {
 
 /// One question: instructions, data, and the schema the answer must match.
 pub(crate) struct Question<'a> {
+    /// The schema's name (OpenAI's `json_schema.name`, Anthropic's tool).
+    pub name: &'a str,
     pub system: &'a str,
     pub user: &'a str,
     pub schema: &'a Value,
@@ -179,7 +181,7 @@ impl Provider {
                 ],
                 "response_format": {
                     "type": "json_schema",
-                    "json_schema": {"name": SCHEMA_NAME, "strict": true, "schema": question.schema},
+                    "json_schema": {"name": question.name, "strict": true, "schema": question.schema},
                 },
             }),
             Provider::Anthropic(_) => json!({
@@ -189,11 +191,11 @@ impl Provider {
                 "system": question.system,
                 "messages": [{"role": "user", "content": question.user}],
                 "tools": [{
-                    "name": SCHEMA_NAME,
-                    "description": "Record the proposals of this tick. Call it exactly once.",
+                    "name": question.name,
+                    "description": "Record your answer. Call it exactly once.",
                     "input_schema": question.schema,
                 }],
-                "tool_choice": {"type": "tool", "name": SCHEMA_NAME},
+                "tool_choice": {"type": "tool", "name": question.name},
             }),
         }
     }
@@ -246,7 +248,7 @@ impl Provider {
             serde_json::from_str(&text).map_err(|err| CallError::Envelope(format!("the body is not JSON ({err})")))?;
         match self {
             Provider::OpenAi(_) => openai_reply(&envelope),
-            Provider::Anthropic(_) => anthropic_reply(&envelope),
+            Provider::Anthropic(_) => anthropic_reply(&envelope, question.name),
         }
     }
 
@@ -286,13 +288,13 @@ fn openai_reply(envelope: &Value) -> Result<Reply, CallError> {
     })
 }
 
-fn anthropic_reply(envelope: &Value) -> Result<Reply, CallError> {
+fn anthropic_reply(envelope: &Value, name: &str) -> Result<Reply, CallError> {
     let (input_tokens, output_tokens) = usage(envelope, "input_tokens", "output_tokens");
     let cut_short = envelope["stop_reason"].as_str() == Some("max_tokens");
     let blocks = envelope["content"].as_array().map(Vec::as_slice).unwrap_or_default();
     let tool_input = blocks
         .iter()
-        .find(|block| block["type"].as_str() == Some("tool_use") && block["name"].as_str() == Some(SCHEMA_NAME))
+        .find(|block| block["type"].as_str() == Some("tool_use") && block["name"].as_str() == Some(name))
         .map(|block| &block["input"]);
     let text = match tool_input {
         Some(input) => input.to_string(),
@@ -301,7 +303,7 @@ fn anthropic_reply(envelope: &Value) -> Result<Reply, CallError> {
         None => match blocks.iter().find_map(|block| block["text"].as_str()) {
             Some(text) => without_fence(text).to_string(),
             None if cut_short => String::new(),
-            None => return Err(CallError::Envelope(format!("no {SCHEMA_NAME} tool call"))),
+            None => return Err(CallError::Envelope(format!("no {name} tool call"))),
         },
     };
     Ok(Reply { text, input_tokens, output_tokens, cut_short })
@@ -353,14 +355,17 @@ mod tests {
     fn each_wire_format_carries_the_schema_and_is_read_back() {
         let provider = Provider::from_config(&config("anthropic"), &|_| Some("k".into())).unwrap().unwrap();
         let schema = json!({"type": "object"});
-        let body = provider.body(&Question { system: "s", user: "u", schema: &schema });
+        let body = provider.body(&Question { name: SCHEMA_NAME, system: "s", user: "u", schema: &schema });
         assert_eq!(body["tool_choice"]["name"], SCHEMA_NAME);
         assert_eq!(body["tools"][0]["input_schema"], schema);
-        let reply = anthropic_reply(&json!({
-            "content": [{"type": "tool_use", "name": SCHEMA_NAME, "input": {"intent": "x"}}],
-            "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 3},
-        }))
+        let reply = anthropic_reply(
+            &json!({
+                "content": [{"type": "tool_use", "name": SCHEMA_NAME, "input": {"intent": "x"}}],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 10, "output_tokens": 3},
+            }),
+            SCHEMA_NAME,
+        )
         .unwrap();
         assert_eq!((reply.text.as_str(), reply.input_tokens, reply.cut_short), ("{\"intent\":\"x\"}", Some(10), false));
         let reply = openai_reply(&json!({

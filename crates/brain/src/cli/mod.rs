@@ -91,6 +91,10 @@ pub enum Command {
     Vault(commands::vault::Args),
     /// Maintain the vault: heat, promotion, graduation, signals, the brain feed (phase 1)
     Tick(commands::tick::Args),
+    /// Propose memory items from captured sessions with the [ai] LLM, written as drafts to review
+    Enrich(commands::enrich::Args),
+    /// Plan the store's upkeep (near-duplicates, shared dedup hints, stale, low confidence); --apply acts
+    Hygiene(commands::hygiene::Args),
     /// Append a marker block (lesson, signal, decision, todo, inject) to an arc or the vault's inbox
     Mark(commands::mark::Args),
     /// Summarize the Claude Code sessions of a time window (--project P keeps project folders matching P)
@@ -210,6 +214,8 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Review(args) => commands::review::run(&context, args, json),
         Command::Vault(args) => commands::vault::run(&context, args, json),
         Command::Tick(args) => commands::tick::run(&context, args, json),
+        Command::Enrich(args) => commands::enrich::run(&context, args, json),
+        Command::Hygiene(args) => commands::hygiene::run(&context, args, json),
         Command::Mark(args) => commands::mark::run(&context, args, json),
         Command::Extract(args) => commands::extract::run(&context, args, json),
         Command::Cluster(args) => commands::cluster::run(&context, args, json),

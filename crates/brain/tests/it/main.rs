@@ -1,5 +1,6 @@
 //! End-to-end tests of the `brain` binary: hermetic homes, a fixed clock, cleared env.
 
+mod ai_items;
 mod capture;
 mod cli_bad_input;
 mod cli_concurrency;

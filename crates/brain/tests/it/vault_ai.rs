@@ -23,8 +23,8 @@ const MID_ID: &str = "2026-11-19-mid-token-rotation-cccccccccccc";
 const OLD_ID: &str = "2026-10-01-old-csv-export-bbbbbbbbbbbb";
 const DUP_ID: &str = "2026-11-20-dup-retry-storm-dddddddddddd";
 /// A secret planted in the vault: it must never reach a request body.
-const PLANTED: &str = "ghp_EXAMPLE0example1EXAMPLE0example1EXAM";
-const KEY: &str = "sk-fake-test-key-0123456789abcdef";
+pub(crate) const PLANTED: &str = "ghp_EXAMPLE0example1EXAMPLE0example1EXAM";
+pub(crate) const KEY: &str = "sk-fake-test-key-0123456789abcdef";
 
 /// A duplicate of the hot arc, same project, with a planted secret in its summary.
 fn dup_arc() -> String {
@@ -64,7 +64,7 @@ fn ai_vault(env: &Env) -> Vault {
 }
 
 /// What a fake server does with one request.
-enum Step {
+pub(crate) enum Step {
     Answer {
         status: u16,
         headers: Vec<(&'static str, String)>,
@@ -75,13 +75,13 @@ enum Step {
 }
 
 /// A fake LLM server; it records every request (head, body).
-struct Fake {
-    url: String,
+pub(crate) struct Fake {
+    pub(crate) url: String,
     requests: Arc<Mutex<Vec<(String, String)>>>,
 }
 
 impl Fake {
-    fn start(respond: impl Fn(usize, &Value) -> Step + Send + 'static) -> Fake {
+    pub(crate) fn start(respond: impl Fn(usize, &Value) -> Step + Send + 'static) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
@@ -112,17 +112,17 @@ impl Fake {
         Fake { url, requests }
     }
 
-    fn bodies(&self) -> Vec<String> {
+    pub(crate) fn bodies(&self) -> Vec<String> {
         self.requests.lock().unwrap().iter().map(|(_, body)| body.clone()).collect()
     }
 
-    fn heads(&self) -> Vec<String> {
+    pub(crate) fn heads(&self) -> Vec<String> {
         self.requests.lock().unwrap().iter().map(|(head, _)| head.clone()).collect()
     }
 }
 
 /// An OpenAI chat-completions answer carrying `content`.
-fn openai(content: &str, finish: &str) -> Step {
+pub(crate) fn openai(content: &str, finish: &str) -> Step {
     let body = json!({
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
         "usage": {"prompt_tokens": 1000, "completion_tokens": 100},
@@ -142,7 +142,7 @@ fn anthropic(input: &Value) -> Step {
 }
 
 /// The user prompt inside a request of either wire format.
-fn prompt_of(request: &Value) -> String {
+pub(crate) fn prompt_of(request: &Value) -> String {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     messages.iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n")
 }
@@ -171,7 +171,7 @@ fn good_answer(prompt: &str) -> Value {
     })
 }
 
-fn configure(env: &Env, provider: &str, url: &str, extra: &str) {
+pub(crate) fn configure(env: &Env, provider: &str, url: &str, extra: &str) {
     let mut text = format!(
         "[ai]\nprovider = \"{provider}\"\nbase_url = \"{url}\"\nmodel = \"fake-model\"\napi_key_env = \"FAKE_AI_KEY\"\n{extra}"
     );

@@ -42,6 +42,16 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         }
         bar.set_position(done as u64);
     };
+    if brain.config.ai.enabled() && !args.no_ai {
+        // Phase 2 redacts every line of its prompt and counts it with the configured tokenizer:
+        // compile the redactor's patterns and load the vocabulary on another core while phase 1
+        // scans, instead of after it (~12 ms, and 100–300 ms for a BPE vocabulary).
+        let counter = *brain.counter();
+        std::thread::spawn(move || {
+            brain_core::redact::warm();
+            counter.count("warm");
+        });
+    }
     let options =
         TickOptions { location, dry_run: args.dry_run, no_ai: args.no_ai, progress: &on_progress, before_write: None };
     let report = vault::tick(&brain, &options);
