@@ -824,8 +824,23 @@ fn settle_ownership(
             changes.restated.push((relpath.clone(), file.clone()));
         }
     }
+    // A file the tick edited in `heat:`/`status:` only keeps its items, its arc item
+    // included (same title, summary, date and project; a move re-sources it): when it owned
+    // its arc before (under its old path for a move), the arc item is neither rebuilt nor
+    // compared.
+    let kept_from: HashMap<&str, &str> = changes
+        .changed
+        .iter()
+        .filter_map(|changed| Some((changed.relpath.as_str(), changed.kept_items.as_ref()?.from.as_str())))
+        .collect();
     let mut upserts: Vec<(String, FileState)> = Vec::new();
     for (cluster_id, relpath) in &owners {
+        let kept = kept_from
+            .get(relpath.as_str())
+            .is_some_and(|from| old_owners.get(cluster_id).is_some_and(|old| old.as_str() == *from));
+        if kept {
+            continue;
+        }
         if old_owners.get(cluster_id) != Some(relpath) || changed.contains(relpath) {
             let state = &snapshot[relpath].state;
             // Only what the arc item is made of (not the signals, inject blocks, item ids).

@@ -1412,7 +1412,9 @@ fn kept_items(snapshot: &Snapshot, edit: &FileEdit, changed: &ChangedFile) -> Op
     let same_ids = old.items == new.items && changed.analyzed.items.iter().map(|item| &item.id).eq(new.items.iter());
     // `created` may come from the file's time when the frontmatter has none: items are
     // dated by it, so it must not have moved either.
-    let key = |arc: &super::state::ArcState| (arc.cluster_id.clone(), arc.created);
+    // The arc item is made of the title and summary: they must not have moved either.
+    let key =
+        |arc: &super::state::ArcState| (arc.cluster_id.clone(), arc.created, arc.title.clone(), arc.summary.clone());
     let same_arc = old.arc.as_ref().map(key) == new.arc.as_ref().map(key);
     if !same_ids || !same_arc || old.project != new.project {
         return None;
