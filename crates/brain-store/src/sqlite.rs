@@ -80,6 +80,9 @@ pub struct SqliteStore {
     connection: Mutex<Connection>,
     /// Whether this handle committed a write (see `Drop`).
     wrote: std::sync::atomic::AtomicBool,
+    /// The page cache size (`PRAGMA cache_size`) a bulk insert raised, to restore when its
+    /// transaction ends (see `WriteTx::insert_many`).
+    bulk_cache: Mutex<Option<i64>>,
 }
 
 /// SQLite's side of a [`crate::WriteTx`]: one `BEGIN IMMEDIATE` transaction.
@@ -154,6 +157,7 @@ impl SqliteStore {
             path: path.to_path_buf(),
             connection: Mutex::new(connection),
             wrote: std::sync::atomic::AtomicBool::new(false),
+            bulk_cache: Mutex::new(None),
         };
         if version < known {
             if readonly {
@@ -203,13 +207,28 @@ impl SqliteStore {
     /// Any error rolls everything back.
     pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut connection = self.lock();
-        let tx =
-            connection.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| self.sqlite_error(e))?;
-        let mut write =
-            crate::WriteTx::new(WriteBackend::Sqlite(WriteTx { tx, path: &self.path, changed: false, store: self }));
-        let value = change(&mut write)?;
-        write.commit()?;
-        Ok(value)
+        let outcome = (|| {
+            let tx = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(|e| self.sqlite_error(e))?;
+            let mut write = crate::WriteTx::new(WriteBackend::Sqlite(WriteTx {
+                tx,
+                path: &self.path,
+                changed: false,
+                store: self,
+            }));
+            let value = change(&mut write)?;
+            write.commit()?;
+            Ok(value)
+        })();
+        // A bulk insert's large page cache goes with its transaction (committed or rolled
+        // back): the pages it holds are freed, so what the process does next (a tick's writes,
+        // its final index update) reuses that memory instead of adding to it.
+        let raised = self.bulk_cache.lock().unwrap_or_else(|poison| poison.into_inner()).take();
+        if let Some(size) = raised {
+            let _ = connection.execute_batch(&format!("PRAGMA cache_size = {size}; PRAGMA shrink_memory;"));
+        }
+        outcome
     }
 
     /// Refreshes the planner's statistics after a bulk load.

@@ -79,7 +79,15 @@ impl WriteTx<'_> {
         if items.len() > BATCH_ROWS {
             // A bulk load: statement journals in memory, and a page cache large enough that
             // the transaction does not spill half-built pages to the WAL. Both are settings of
-            // this connection only (a short-lived process), not of the database.
+            // this connection only, not of the database; the cache size is restored (and the
+            // pages beyond it freed) when the transaction ends (`SqliteStore::write`).
+            let mut raised = self.store.bulk_cache.lock().unwrap_or_else(|poison| poison.into_inner());
+            if raised.is_none() {
+                let size: i64 =
+                    self.tx.query_row("PRAGMA cache_size", [], |row| row.get(0)).map_err(|e| self.error(e))?;
+                *raised = Some(size);
+            }
+            drop(raised);
             self.tx
                 .execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;")
                 .map_err(|e| self.error(e))?;
