@@ -171,7 +171,8 @@ pub(crate) struct IndexChanges {
     pub arc_upserts: Vec<(String, FileState)>,
     /// Arc item ids no file owns any more.
     pub arc_deletes: Vec<String>,
-    /// Old states of changed files, by relpath (for the item diff).
+    /// Old states of changed files, by relpath (for the item diff); of a file whose items
+    /// were kept ([`ChangedFile::kept_items`]) only `arc_owner`.
     pub old_states: HashMap<String, FileState>,
     pub root: Option<String>,
     /// Record [`INDEX_FORMAT`] (the index was written under another one, or none).
@@ -577,7 +578,14 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
             },
         );
         if let Some(previous) = previous {
-            changes.old_states.insert(changed.relpath.clone(), previous.state);
+            // A file whose items were kept lists the same ids as before: of its old state
+            // only whether it owned its arc is read again (the rest is freed here).
+            let old = if changed.kept_items.is_some() {
+                FileState { arc_owner: previous.state.arc_owner, ..FileState::default() }
+            } else {
+                previous.state
+            };
+            changes.old_states.insert(changed.relpath.clone(), old);
         }
     }
     let changed_paths: HashSet<String> = changes.changed.iter().map(|c| c.relpath.clone()).collect();
