@@ -4,15 +4,23 @@
 #
 #   REFERENCE=/path/to/agentibrain-kernel bench/vault-reference.sh [ARCS] [RUNS]
 #
+# BASELINE_BIN=<another brain binary> adds a third copy per run ticked by it (before/after
+# figures from the same run).
+#
 # ARCS defaults to 10000, RUNS to 5. REFERENCE is a checkout (or a bare git directory) of
 # github.com/the-cloud-clockwork/agentibrain-kernel; it is read, never copied into this
 # repository. Needs python3 and GNU time (/usr/bin/time) for the maximum RSS.
 #
 # The reference reads the wall clock, so the vault is generated with --now at the start of
 # the run and brain gets the same --now; both run within minutes of it (heat moves in hours).
-# Every run copies the pristine vault twice (one copy each), and the order of the two engines
-# alternates from run to run. First tick: the copy as generated. Steady tick: the same copy
-# after two more ticks (brain: files dated past the 2 s racy window first). A run that fails
+# Every run copies the pristine vault once per engine (in folders of its own), and the order
+# of the engines rotates from run to run. First tick: the copy as generated. Steady tick:
+# the same copy after two more ticks (brain: files dated past the 2 s racy window first).
+# Copies are deleted when the script ends, not between runs: on ext4 without a journal (this
+# machine's disk) a new inode is not taken from those freed in the last minute or more while
+# others are free, and that check walks the free inodes of the folder's block group one by
+# one, so thousands of files deleted just before a run slow down every file the run creates
+# (brain's first tick stages ~10k; see docs/BENCHMARKS.md). A run that fails
 # is reported and left out (the reference's second tick on a generated vault can fail: it
 # reads a pointer note its first tick moved).
 set -euo pipefail
@@ -34,6 +42,7 @@ else
 fi
 
 rm -rf "$dir" && mkdir -p "$dir/ref"
+trap 'rm -rf "$dir"' EXIT
 if [ -d "$REFERENCE/services/brain-ops" ]; then
     cp -r "$REFERENCE/services/brain-ops" "$dir/ref/"
 else
@@ -57,36 +66,46 @@ brain_tick() { measure "$brain" --home "$2" --now "${now}Z" tick --no-ai --vault
 
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
-: >"$dir/ref-first" ; : >"$dir/brain-first"; : >"$dir/ref-steady"; : >"$dir/brain-steady"
+# The engines of a run: the reference, brain and, with BASELINE_BIN, an earlier brain build
+# (before/after in the same run). Their order rotates from run to run.
+engines="ref brain"
+[ -n "${BASELINE_BIN:-}" ] && engines="ref brain base"
+for engine in $engines; do : >"$dir/$engine-first"; : >"$dir/$engine-steady"; done
+# tick ENGINE VAULT HOME
+tick() { case $1 in
+    ref) ref_tick "$2" ;;
+    brain) brain_tick "$2" "$3" ;;
+    base) measure "$BASELINE_BIN" --home "$3" --now "${now}Z" tick --no-ai --vault "$2" ;;
+esac; }
+rotate() { local n=$1; shift; local all=("$@"); local k=$(( n % ${#all[@]} ));
+    echo "${all[@]:k}" "${all[@]:0:k}"; }
 for run in $(seq 1 "$runs"); do
-    rm -rf "$dir/r" "$dir/b" "$dir/home"
-    cp -a "$pristine" "$dir/r"
-    cp -a "$pristine" "$dir/b"
-    "$brain" --home "$dir/home" init >/dev/null
+    mkdir -p "$dir/run$run"
+    for engine in $engines; do
+        cp -a "$pristine" "$dir/run$run/$engine"
+        [ "$engine" = ref ] || "$brain" --home "$dir/run$run/$engine-home" init >/dev/null
+    done
     sync
-    if [ $((run % 2)) -eq 1 ]; then
-        ref_tick "$dir/r" >>"$dir/ref-first"; sync
-        brain_tick "$dir/b" "$dir/home" >>"$dir/brain-first"
-    else
-        brain_tick "$dir/b" "$dir/home" >>"$dir/brain-first"; sync
-        ref_tick "$dir/r" >>"$dir/ref-first"
-    fi
-    # Settle both copies, then one steady tick each (interleaved the same way).
-    ref_tick "$dir/r" >/dev/null
+    order=$(rotate $((run - 1)) $engines)
+    for engine in $order; do
+        tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >>"$dir/$engine-first"; sync
+    done
+    # Settle every copy (brain: files dated past the 2 s racy window first), then one steady
+    # tick each, in the same order.
+    for engine in $order; do tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >/dev/null; done
     sleep 3
-    brain_tick "$dir/b" "$dir/home" >/dev/null
+    for engine in $order; do
+        [ "$engine" = ref ] || tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >/dev/null
+    done
     sleep 3
-    brain_tick "$dir/b" "$dir/home" >/dev/null
-    if [ $((run % 2)) -eq 1 ]; then
-        ref_tick "$dir/r" >>"$dir/ref-steady"
-        brain_tick "$dir/b" "$dir/home" >>"$dir/brain-steady"
-    else
-        brain_tick "$dir/b" "$dir/home" >>"$dir/brain-steady"
-        ref_tick "$dir/r" >>"$dir/ref-steady"
-    fi
-    echo "run $run: first ref $(tail -1 "$dir/ref-first") brain $(tail -1 "$dir/brain-first");" \
-        "steady ref $(tail -1 "$dir/ref-steady") brain $(tail -1 "$dir/brain-steady") (s, KB);" \
-        "load $(cut -d' ' -f1-3 /proc/loadavg)"
+    for engine in $order; do
+        tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >>"$dir/$engine-steady"
+    done
+    line="run $run ($order):"
+    for engine in $engines; do
+        line="$line $engine first $(tail -1 "$dir/$engine-first"), steady $(tail -1 "$dir/$engine-steady");"
+    done
+    echo "$line (s, KB) load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
 report() {
@@ -102,4 +121,9 @@ report() {
 echo "medians of $runs runs:"
 report "first tick" "$dir/ref-first" "$dir/brain-first"
 report "steady tick" "$dir/ref-steady" "$dir/brain-steady"
+if [ -n "${BASELINE_BIN:-}" ]; then
+    echo "baseline ($BASELINE_BIN) beside the reference:"
+    report "first tick" "$dir/ref-first" "$dir/base-first"
+    report "steady tick" "$dir/ref-steady" "$dir/base-steady"
+fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
