@@ -236,3 +236,52 @@ impl WriteTx<'_> {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use brain_core::item::{NewItemContext, new_id};
+    use brain_core::{ItemDraft, Scope, Status};
+
+    use super::*;
+    use crate::tx::WriteBackend;
+
+    fn cache_size(store: &SqliteStore) -> i64 {
+        store.lock().query_row("PRAGMA cache_size", [], |row| row.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_bulk_inserts_page_cache_goes_with_its_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
+        let before = cache_size(&store);
+        let items: Vec<Item> = (0..1000u64)
+            .map(|n| {
+                let draft = ItemDraft {
+                    title: Some(format!("lesson {n}")),
+                    content: Some("retry with backoff".into()),
+                    ..ItemDraft::default()
+                };
+                draft
+                    .into_new_item(NewItemContext {
+                        id: new_id(ulid::Ulid::from_parts(1_700_000_000_000 + n, u128::from(n))),
+                        now: "2026-11-21T10:00:00Z".parse().unwrap(),
+                        default_scope: Scope::Global,
+                        default_source: "vault:a.md".into(),
+                        default_status: Status::Approved,
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let refs: Vec<&Item> = items.iter().collect();
+        let during = store
+            .write(|tx| {
+                tx.insert_many(&refs)?;
+                let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
+                Ok(tx.tx.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).unwrap())
+            })
+            .unwrap();
+        assert_eq!(during, -65536, "the bulk insert ran with the large cache");
+        assert_eq!(cache_size(&store), before, "and the connection's size is back after it");
+        assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 1000);
+    }
+}
