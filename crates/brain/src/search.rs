@@ -122,11 +122,21 @@ pub fn search(
     needed: usize,
     mode: Mode,
 ) -> BrainResult<Vec<Hit>> {
-    let pool = needed.max(FUSION_POOL);
-    let mut lexical_hits = lexical(store, query, filter, if mode == Mode::Lexical { needed } else { pool })?;
     if mode == Mode::Lexical {
-        return Ok(lexical_hits);
+        return lexical(store, query, filter, needed);
     }
+    let pool = needed.max(FUSION_POOL);
+    let embedder = crate::embed::shared(embed);
+    // The query is embedded on a thread of its own while the lexical ranking runs here: the
+    // two take about as long (docs/BENCHMARKS.md, hybrid in a warm process).
+    let (lexical_hits, embedded) = std::thread::scope(|scope| {
+        let embedding = match &embedder {
+            Ok(Some(embedder)) => Some(scope.spawn(|| embedder.embed(&[text.to_string()]))),
+            _ => None,
+        };
+        (lexical(store, query, filter, pool), embedding.map(|embedding| embedding.join()))
+    });
+    let mut lexical_hits = lexical_hits?;
     let mut fall_back = |reason: String| {
         lexical_hits.truncate(needed);
         for hit in &mut lexical_hits {
@@ -138,14 +148,15 @@ pub fn search(
         }
         Ok(std::mem::take(&mut lexical_hits))
     };
-    let embedder = match crate::embed::shared(embed) {
+    let embedder = match embedder {
         Ok(Some(embedder)) => embedder,
         Ok(None) => return fall_back("no embedder is configured ([embed] provider)".into()),
         Err(err) => return fall_back(err.to_string()),
     };
-    let vector = match embedder.embed(&[text.to_string()]) {
-        Ok(mut vectors) => vectors.remove(0),
-        Err(err) => return fall_back(err.to_string()),
+    let vector = match embedded {
+        Some(Ok(Ok(mut vectors))) => vectors.remove(0),
+        Some(Ok(Err(err))) => return fall_back(err.to_string()),
+        Some(Err(_)) | None => return fall_back("the embedder failed on this query".into()),
     };
     let model = embedder.model_id();
     let near = match store.nearest(&model, &vector, filter, pool) {

@@ -20,6 +20,11 @@ pub struct MiniLm {
     model: BertModel,
     tokenizer: Tokenizer,
     id: String,
+    /// Where one text (a search query) is embedded: a pool of one thread. The matrices of a
+    /// short query are too small for candle's parallel loops to pay (7.8 ms on one thread
+    /// against ~11 ms on two), and in the global pool its idle workers spin for the core the
+    /// lexical ranking runs on beside it. Batches (`brain embed`) use the global pool.
+    one_text: Option<rayon::ThreadPool>,
 }
 
 impl MiniLm {
@@ -53,7 +58,10 @@ impl MiniLm {
             .map_err(|err| config_error(&weights_path, err.to_string()))?;
         let model = BertModel::load(builder, &config).map_err(|err| config_error(&weights_path, err.to_string()))?;
         let name = directory.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(MiniLm { model, tokenizer, id: format!("local:{name}:{}:{size}", config.hidden_size) })
+        // Without the thread (none could be started), one text runs in the global pool.
+        let one_text =
+            rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "brain-embed-query".into()).build().ok();
+        Ok(MiniLm { model, tokenizer, id: format!("local:{name}:{}:{size}", config.hidden_size), one_text })
     }
 
     pub fn model_id(&self) -> String {
@@ -61,6 +69,14 @@ impl MiniLm {
     }
 
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        match (&self.one_text, texts.len()) {
+            (Some(pool), 1) => pool.install(|| self.embed_here(texts)),
+            _ => self.embed_here(texts),
+        }
+    }
+
+    /// Embeds in the current rayon pool.
+    fn embed_here(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let failed = |err: &dyn std::fmt::Display| EmbedError::Unavailable(format!("local model: {err}"));
         if texts.is_empty() {
             return Ok(Vec::new());
