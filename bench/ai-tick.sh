@@ -5,6 +5,10 @@
 #
 #   bench/ai-tick.sh [ARCS...]              # default: 1000 10000
 #
+# TOKENIZER=o200k|cl100k|heuristic sets the tokenizer of the timed runs (BRAIN_TOKENIZER; by
+# default the config's, heuristic). BRAIN_BIN_BEFORE=PATH times that binary too, interleaved
+# with BRAIN_BIN run by run (for before/after figures in one run).
+#
 # Needs python3 (../shared/bench/gen_vault.py; the fake server is python's http.server);
 # hyperfine when installed (else the wall times are medians of interleaved runs timed by
 # python). Builds the release binary (BRAIN_BIN=PATH uses that one instead). The fake answers
@@ -81,29 +85,39 @@ print("%-9s prompt %d tokens of %d (%d chars; %d of %d arcs, %d signals), built 
     phases["prompt"] + phases["reason"] + phases["apply"] + phases["verify"], ai["tokens_in"], ai["tokens_out"]))
 ' "$tokenizer"
     done
-    if command -v hyperfine >/dev/null; then
+    if [ -n "${TOKENIZER:-}" ]; then export BRAIN_TOKENIZER=$TOKENIZER; fi
+    if command -v hyperfine >/dev/null && [ -z "${BRAIN_BIN_BEFORE:-}" ]; then
         hyperfine --warmup 3 --runs "$runs" --style basic -N \
             -n "tick --no-ai ($n)" "$brain --home $home --now $now tick --no-ai --vault $vault" \
             -n "tick with the fake LLM ($n)" "$brain --home $home --now $now tick --vault $vault"
     else
-        # No hyperfine: the two commands interleaved, medians of wall time and of phases 2-5.
-        python3 - "$runs" "$brain" "$home" "$now" "$vault" <<'PYTIME'
-import json, statistics, subprocess, sys, time
-runs, brain, home, now, vault = int(sys.argv[1]), *sys.argv[2:]
-base = [brain, "--home", home, "--now", now, "tick", "--vault", vault, "--json"]
-walls = {"no-ai": [], "ai": []}; overhead = []
+        # No hyperfine (or two binaries): the commands interleaved, medians of wall time and of
+        # phases 2-5.
+        python3 - "$runs" "$home" "$now" "$vault" "$brain" ${BRAIN_BIN_BEFORE:+"$BRAIN_BIN_BEFORE"} <<'PYTIME'
+import json, os, statistics, subprocess, sys, time
+runs, home, now, vault, *bins = int(sys.argv[1]), *sys.argv[2:]
+names = ["after", "before"] if len(bins) == 2 else [""]
+walls = {(b, m): [] for b in names for m in ("no-ai", "ai")}; overhead = {b: [] for b in names}
 for i in range(runs + 2):
-    for name, extra in (("no-ai", ["--no-ai"]), ("ai", [])):
-        t = time.perf_counter(); out = subprocess.run(base + extra, capture_output=True, check=True).stdout
-        wall = (time.perf_counter() - t) * 1000
-        if i < 2: continue
-        walls[name].append(wall)
-        if name == "ai":
-            phases = json.loads(out)["phases"]
-            overhead.append(sum(p["ms"] for p in phases[1:]))
+    pairs = list(zip(names, bins))
+    for name, brain in (pairs if i % 2 == 0 else pairs[::-1]):
+        base = [brain, "--home", home, "--now", now, "tick", "--vault", vault, "--json"]
+        for mode, extra in (("no-ai", ["--no-ai"]), ("ai", [])):
+            t = time.perf_counter(); out = subprocess.run(base + extra, capture_output=True, check=True).stdout
+            wall = (time.perf_counter() - t) * 1000
+            if i < 2: continue
+            walls[(name, mode)].append(wall)
+            if mode == "ai":
+                phases = json.loads(out)["phases"]
+                overhead[name].append(sum(p["ms"] for p in phases[1:]))
 med = statistics.median
-print("tick --no-ai %.1f ms, with the fake LLM %.1f ms (medians of %d interleaved runs); phases 2-5 median %.1f ms (min %.1f, max %.1f)" % (
-    med(walls["no-ai"]), med(walls["ai"]), runs, med(overhead), min(overhead), max(overhead)))
+tokenizer = os.environ.get("BRAIN_TOKENIZER", "config's")
+for name, brain in zip(names, bins):
+    o = overhead[name]
+    print("%s%s tokenizer: tick --no-ai %.1f ms, with the fake LLM %.1f ms (medians of %d interleaved runs); phases 2-5 median %.1f ms (min %.1f, max %.1f)" % (
+        name + " (" + brain + "), " if name else "", tokenizer, med(walls[(name, "no-ai")]), med(walls[(name, "ai")]), runs, med(o), min(o), max(o)))
+if len(names) == 2:
+    print("phases 2-5, before / after: %.2fx (ratio of medians)" % (med(overhead["before"]) / med(overhead["after"])))
 PYTIME
     fi
 done

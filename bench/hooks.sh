@@ -7,7 +7,10 @@
 # generator), imports them into one throw-away home per binary, then times each hook
 # command for both binaries *interleaved* (A, B, A, B, …: the machine's load hits both
 # alike) and prints medians and the load average. Without BASE_BRAIN only this tree is timed.
+# TOKENIZER=o200k|cl100k|heuristic sets the token counter of both (BRAIN_TOKENIZER; by default
+# the config's, heuristic).
 set -euo pipefail
+if [ -n "${TOKENIZER:-}" ]; then export BRAIN_TOKENIZER=$TOKENIZER; fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 base="${1:-}"
@@ -31,7 +34,7 @@ printf '{"session_id":"bench","cwd":"%s","hook_event_name":"SessionStart","sourc
 printf '{"session_id":"bench","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"retry logic for the webhook worker"}' "$work/project" > "$work/prompt.json"
 printf '{"session_id":"bench","cwd":"%s","transcript_path":"%s"}' "$work/project" "$work/t.jsonl" > "$work/stop.json"
 python3 - "$work" "$head" "$base" "$runs" <<'EOF'
-import statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 work, head, base, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 binaries = [("this tree", head, "head")] + ([("base", base, "base")] if base else [])
 cases = [
@@ -52,5 +55,5 @@ for title, args, stdin in cases:
     line = "  ".join(f"{label}: {statistics.median(values) * 1000:6.2f} ms" for label, values in times.items())
     print(f"{title:<42} {line}  (median of {runs}, interleaved)")
 with open("/proc/loadavg") as load:
-    print("load average:", " ".join(load.read().split()[:3]))
+    print("load average:", " ".join(load.read().split()[:3]), "; tokenizer:", os.environ.get("BRAIN_TOKENIZER", "config's"))
 EOF
