@@ -2,6 +2,11 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::error::BrainResult;
+use crate::output::Out;
+
+const COUNTED: &str = "{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})";
+
 /// A bar of `total` steps (or a spinner when the total is unknown), hidden when stderr is
 /// not a terminal so pipes and logs stay clean.
 pub fn bar(total: Option<u64>, message: &str) -> ProgressBar {
@@ -9,14 +14,44 @@ pub fn bar(total: Option<u64>, message: &str) -> ProgressBar {
         Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()),
         None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
     };
-    let template = if total.is_some() {
-        "{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})"
-    } else {
-        "{msg:>10} {spinner} {pos} ({per_sec})"
-    };
+    let template = if total.is_some() { COUNTED } else { "{msg:>10} {spinner} {pos} ({per_sec})" };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(message.to_string());
     bar
+}
+
+/// Shows `done` of `total` on `bar`: a spinner (total unknown when the bar was made) turns into
+/// a counted bar the first time a total arrives, and the length follows a total that changes.
+pub fn count(bar: &ProgressBar, done: u64, total: u64) {
+    if bar.length() != Some(total) {
+        if bar.length().is_none()
+            && let Ok(style) = ProgressStyle::with_template(COUNTED)
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_length(total);
+    }
+    bar.set_position(done);
+}
+
+/// Clears `bar`, then prints the operation's report on stdout: as JSON with `--json`, through
+/// `text` otherwise. An error is returned as it is, after the bar is gone; the report is handed
+/// back for what the command adds on stderr.
+pub fn finish<T: serde::Serialize>(
+    bar: ProgressBar,
+    result: BrainResult<T>,
+    json: bool,
+    text: impl FnOnce(&mut Out, &T),
+) -> BrainResult<T> {
+    bar.finish_and_clear();
+    let report = result?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+    } else {
+        text(&mut out, &report);
+    }
+    Ok(report)
 }

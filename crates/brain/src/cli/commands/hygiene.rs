@@ -44,14 +44,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         bar.set_position(done);
     };
     let report = hygiene::run(&brain, &options, &mut on_progress);
-    bar.finish_and_clear();
-    let report = report?;
-    let mut out = Out::new();
-    if json {
-        out.json(&report);
-    } else {
-        print_text(&mut out, &report);
-    }
+    let report = progress::finish(bar, report, json, print_text)?;
     if report.conflicts > 0 {
         eprintln!(
             "{} action(s) not applied: the item changed since the plan read it (run `brain hygiene` again)",

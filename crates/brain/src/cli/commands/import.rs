@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use crate::app::{Brain, Context};
 use crate::cli::progress;
 use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -19,16 +18,13 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let bar = progress::bar(None, "parsing");
     let mut on_progress = |done: usize, total: usize| {
         if total > 0 && bar.length().is_none() {
-            bar.set_length(total as u64);
-            bar.set_position(0);
             bar.set_message("importing");
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-            {
-                bar.set_style(style.progress_chars("=> "));
-            }
         }
-        bar.set_position(done as u64);
+        if total > 0 {
+            progress::count(&bar, done as u64, total as u64);
+        } else {
+            bar.set_position(done as u64);
+        }
     };
     let report = if args.file.as_os_str() == "-" {
         brain.import(std::io::stdin().lock(), &mut on_progress)
@@ -37,16 +33,11 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             .map_err(|err| BrainError::user(format!("cannot open {}: {err}", args.file.display())))?;
         brain.import(BufReader::with_capacity(1 << 20, file), &mut on_progress)
     };
-    bar.finish_and_clear();
-    let report = report?;
-    let mut out = Out::new();
-    if json {
-        out.json(&report);
-    } else {
+    let report = progress::finish(bar, report, json, |out, report| {
         out.line(format!("imported {} items", report.imported));
-        if report.redacted_fields > 0 {
-            eprintln!("note: redacted secrets in {} fields before storing", report.redacted_fields);
-        }
+    })?;
+    if !json && report.redacted_fields > 0 {
+        eprintln!("note: redacted secrets in {} fields before storing", report.redacted_fields);
     }
     Ok(())
 }

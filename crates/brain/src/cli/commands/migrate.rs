@@ -4,7 +4,6 @@
 use crate::app::{Brain, Context};
 use crate::cli::progress;
 use crate::error::BrainResult;
-use crate::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,24 +16,9 @@ pub struct Args {
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let bar = progress::bar(None, "copying");
-    let mut on_progress = |done: usize, total: usize| {
-        if bar.length() != Some(total as u64) {
-            bar.set_length(total as u64);
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
-            {
-                bar.set_style(style.progress_chars("=> "));
-            }
-        }
-        bar.set_position(done as u64);
-    };
+    let mut on_progress = |done: usize, total: usize| progress::count(&bar, done as u64, total as u64);
     let report = brain.migrate_to(&args.to, &mut on_progress);
-    bar.finish_and_clear();
-    let report = report?;
-    let mut out = Out::new();
-    if json {
-        out.json(&report);
-    } else {
+    progress::finish(bar, report, json, |out, report| {
         out.line(format!(
             "copied {} of {} items into {} ({} already there, kept as they are); vault: {} files, {} values; {} tokens",
             report.copied,
@@ -45,6 +29,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             report.vault_values_copied,
             report.tokens_copied
         ));
+    })?;
+    if !json {
         eprintln!(
             "to use it from this home: set BRAIN_DATABASE_URL, or [store] url in {}",
             context.home.join(crate::config::USER_CONFIG_FILE).display()
