@@ -45,6 +45,25 @@ fn temp_file_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// Whether `name` is one of our temp file names ([`temp_path`]).
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    temp_file_pid(name).is_some()
+}
+
+/// Removes `path`, a temp file of ours named `name`, when its writer is no longer running.
+fn remove_if_stale(path: &Path, name: &str) -> bool {
+    temp_file_pid(name).is_some_and(|pid| !process_alive(pid) && std::fs::remove_file(path).is_ok())
+}
+
+/// Removes those of `temps` (temp files of ours a walk found) whose writer is no longer
+/// running, as [`sweep_stale_temps`] does for a whole tree. Returns how many were removed.
+pub(crate) fn remove_stale_temps(temps: &[PathBuf]) -> usize {
+    temps
+        .iter()
+        .filter(|path| path.file_name().and_then(|name| name.to_str()).is_some_and(|name| remove_if_stale(path, name)))
+        .count()
+}
+
 /// Whether a process with this pid is running (a pid reused by another process counts as
 /// running: its temp file then waits for a later sweep).
 fn process_alive(pid: u32) -> bool {
@@ -90,8 +109,7 @@ pub(crate) fn sweep_stale_temps(root: &Path) -> usize {
                 continue;
             }
             let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(temp_file_pid) else { continue };
-            if !process_alive(pid) && std::fs::remove_file(entry.path()).is_ok() {
+            if name.to_str().is_some_and(|name| remove_if_stale(&entry.path(), name)) {
                 removed += 1;
             }
         }

@@ -219,6 +219,8 @@ pub(crate) struct Applied {
 pub(crate) struct ScanRun {
     pub report: ScanReport,
     pub snapshot: Option<Snapshot>,
+    /// Temp files of ours the walk passed (see [`super::fsio::remove_stale_temps`]).
+    pub temps: Vec<PathBuf>,
 }
 
 /// How to scan.
@@ -347,6 +349,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     let mut report =
         ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
     let mut diagnostics: Vec<Diagnostic> = walked.diagnostics;
+    let temps = walked.temps;
     let mut to_read: Vec<(&WalkedFile, Option<Known>)> = Vec::new();
     let mut removed_paths: Vec<&str> = Vec::new();
     // Walk and index are both sorted by relpath: one merge pass pairs them.
@@ -480,7 +483,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         report.indexed_items = Some(items);
         report.indexed_arcs = Some(arcs);
         finish(&mut report, diagnostics, started);
-        return Ok(ScanRun { report, snapshot: None });
+        return Ok(ScanRun { report, snapshot: None, temps });
     }
     let removed_owned: Vec<String> = removed_paths.iter().map(|relpath| relpath.to_string()).collect();
     let mut snapshot: Snapshot = if mode.want_snapshot {
@@ -545,7 +548,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     report.indexed_items = Some(items);
     report.indexed_arcs = Some(arcs);
     finish(&mut report, diagnostics, started);
-    Ok(ScanRun { report, snapshot: mode.want_snapshot.then_some(snapshot) })
+    Ok(ScanRun { report, snapshot: mode.want_snapshot.then_some(snapshot), temps })
 }
 
 /// Lays `changes` (plus the removal of `removed`) over `snapshot`: removed files leave it

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use brain_core::vault::{Diagnostic, DiagnosticSeverity};
 
+use super::fsio;
+
 /// Folders deeper than this are not entered (a guard against pathological trees).
 const MAX_DEPTH: usize = 64;
 
@@ -24,6 +26,8 @@ pub(crate) struct Walk {
     /// Sorted by relpath.
     pub files: Vec<WalkedFile>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Files named like our temp files ([`fsio::temp_path`]), whoever wrote them.
+    pub temps: Vec<PathBuf>,
 }
 
 fn diagnostic(relpath: &str, severity: DiagnosticSeverity, message: String) -> Diagnostic {
@@ -76,6 +80,7 @@ pub(crate) fn walk(root: &Path, skip: &[String]) -> Walk {
         for part in parts {
             walk.files.extend(part.files);
             walk.diagnostics.extend(part.diagnostics);
+            walk.temps.extend(part.temps);
         }
     } else {
         for folder in frontier {
@@ -124,8 +129,12 @@ fn read_folder(
             ));
             continue;
         };
-        // Hidden entries: .obsidian, .git, .trash, editor swap files, our own temp files.
+        // Hidden entries: .obsidian, .git, .trash, editor swap files, our own temp files (kept
+        // aside for the tick's sweep).
         if name.starts_with('.') {
+            if fsio::is_temp_name(name) && entry.file_type().is_ok_and(|kind| kind.is_file()) {
+                walk.temps.push(entry.path());
+            }
             continue;
         }
         let relpath = join(&rel_dir, name);

@@ -437,3 +437,30 @@ fn injects_of_finished_or_old_arcs_expire_and_mitigates_clears_the_named_signal(
     assert_eq!(amygdala.len(), 1, "{amygdala:?}");
     assert!(amygdala[0].contains("billing"), "{amygdala:?}");
 }
+
+#[test]
+fn a_tick_removes_the_temp_files_of_dead_writers_and_leaves_everything_else() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    tick(&env, &vault, &[]);
+    // No process has pid 4194305 (above Linux's largest); this test's own pid is alive.
+    let dead = [
+        "clusters/2026-11-21/.2026-11-21-hot-retry-storm-aaaaaaaaaaaa.md.brain-4194305-7.tmp",
+        "brain-feed/.hot-arcs.md.brain-4194305-8.tmp",
+        ".index.md.brain-4194305-9.tmp",
+    ];
+    let alive = format!("clusters/2026-11-21/.note.md.brain-{}-1.tmp", std::process::id());
+    let kept = ["clusters/2026-11-21/.hidden-user-file.tmp", ".obsidian/workspace.json"];
+    for relpath in dead.iter().chain(&kept).copied().chain([alive.as_str()]) {
+        vault.write(relpath, "partial");
+    }
+    tick(&env, &vault, &["--dry-run"]);
+    assert!(dead.iter().all(|relpath| vault.exists(relpath)), "a dry run removes nothing");
+    tick(&env, &vault, &[]);
+    for relpath in dead {
+        assert!(!vault.exists(relpath), "{relpath}: a dead writer's temp file stays");
+    }
+    for relpath in kept.iter().copied().chain([alive.as_str()]) {
+        assert!(vault.exists(relpath), "{relpath} was removed");
+    }
+}

@@ -130,16 +130,12 @@ fn init(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
 }
 
 fn scan(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
-    let brain = Brain::open(context)?;
+    // As the tick: a first scan writes most of the store (see `tick::run`).
+    let brain = Brain::open_with(context, brain_store::PageReads::Cached)?;
     let flag = args.vault.map(|dir| context.cwd.join(dir));
     let location = Location::resolve(&brain, flag.as_deref(), None)?;
     let bar = progress::bar(None, "scanning");
-    let on_progress = |done: usize, total: usize| {
-        if bar.length() != Some(total as u64) {
-            bar.set_length(total as u64);
-        }
-        bar.set_position(done as u64);
-    };
+    let on_progress = |done: usize, total: usize| progress::count(&bar, done as u64, total as u64);
     let report = vault::scan_vault(&brain, &location, &on_progress);
     bar.finish_and_clear();
     let report = report?;
