@@ -2,12 +2,16 @@
 //! handle of one database in the process (`brain serve` has a pool of them; `brain mcp` one).
 //!
 //! Scanning 100k vectors out of SQLite (and joining each to its item for the filter) is
-//! most of a hybrid search's time at that size; a warm process keeps them here instead,
-//! quantised to one byte a dimension (100k × 384 dimensions: 38 MB, where `f32` would be
-//! 154 MB). The scan over the codes is an integer dot product; its best `limit × OVERSAMPLE`
-//! are then re-scored exactly from their stored `f32` vectors and filtered, so the order
-//! returned is exact among them. When fewer than `limit` of them pass the filter (a filter
-//! that keeps few items), the caller falls back to the exact scan in SQL.
+//! most of a hybrid search's time at that size; a warm process keeps them here instead, in
+//! two forms: one byte a dimension (100k × 384 dimensions: 38 MB, where `f32` would be
+//! 154 MB) and one bit a dimension (the sign of each value less the index's mean of that
+//! dimension: 4.8 MB at 100k, which stays in the CPU's cache between queries). A query is
+//! ranked in three passes, each over the best of the one before: the Hamming distance of
+//! the bits over every vector keeps `SHORTLIST` candidates per one wanted, the integer dot
+//! product of the byte codes keeps the `limit × OVERSAMPLE` wanted, and the caller re-scores
+//! those exactly from their stored `f32` vectors and filters them, so the order returned is
+//! exact among them. When fewer than `limit` of them pass the filter (a filter that keeps
+//! few items), the caller falls back to the exact scan in SQL.
 //!
 //! Validity: the index is tagged with the database's vector epoch, a counter the triggers of
 //! migration 9 move with every vector written or dropped (by `brain embed`, or by the
@@ -23,6 +27,11 @@ use std::sync::{Arc, LazyLock, Mutex};
 pub(super) const OVERSAMPLE: usize = 4;
 /// At least this many candidates are re-scored, however small `limit` is.
 pub(super) const MIN_RESCORED: usize = 64;
+/// How many candidates the bit pass keeps per candidate the byte codes are to rank. Sentence
+/// embeddings of related texts lie close together, and the true nearest ones are within the
+/// shortlist; on the retrieval benchmark's MiniLM vectors it changes no result (see
+/// docs/BENCHMARKS.md, "Hybrid at 100k").
+pub(super) const SHORTLIST: usize = 8;
 
 /// The quantised vectors of one model, and what they were read at.
 pub(super) struct VectorIndex {
@@ -33,6 +42,24 @@ pub(super) struct VectorIndex {
     /// Per vector: the factor turning its codes back into values (max |value| / 127).
     scales: Vec<f32>,
     codes: Vec<i8>,
+    /// Per dimension: the mean value over the indexed vectors (set by [`VectorIndex::seal`]).
+    centre: Vec<f32>,
+    /// Per vector: `words` 64-bit words, bit `d` set where dimension `d` lies above `centre`.
+    signs: Vec<u64>,
+}
+
+/// 64-bit words per vector of `dimensions` bits.
+fn words(dimensions: usize) -> usize {
+    dimensions.div_ceil(64)
+}
+
+/// Sets in `out` (`words(values.len())` zeroed words) the bit of every value above its centre.
+fn sign_bits(values: impl Iterator<Item = f32>, centre: &[f32], out: &mut [u64]) {
+    for (dimension, (value, centre)) in values.zip(centre).enumerate() {
+        if value > *centre {
+            out[dimension / 64] |= 1 << (dimension % 64);
+        }
+    }
 }
 
 static INDEXES: LazyLock<Mutex<HashMap<PathBuf, Arc<VectorIndex>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
@@ -72,6 +99,55 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     lanes.iter().sum::<i32>() + tail
 }
 
+/// Every bit vector's Hamming distance to the query's, as one loop compiled per SIMD level
+/// like [`Dots`] (`count_ones` becomes `popcnt`).
+struct Distances<'a> {
+    signs: &'a [u64],
+    query: &'a [u64],
+    out: &'a mut [u16],
+}
+
+impl pulp::WithSimd for Distances<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) {
+        for (out, signs) in self.out.iter_mut().zip(self.signs.chunks_exact(self.query.len())) {
+            *out = signs.iter().zip(self.query).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>() as u16;
+        }
+    }
+}
+
+/// The positions of the `keep` smallest `distances` (each at most `largest`), in position
+/// order; among equal distances at the edge, the first positions. Linear: a histogram of the
+/// distances gives the edge.
+fn smallest(distances: &[u16], keep: usize, largest: usize) -> Vec<usize> {
+    let mut histogram = vec![0usize; largest + 1];
+    for &distance in distances {
+        histogram[usize::from(distance).min(largest)] += 1;
+    }
+    let (mut below, mut edge) = (0usize, largest);
+    for (distance, &count) in histogram.iter().enumerate() {
+        if below + count >= keep {
+            edge = distance;
+            break;
+        }
+        below += count;
+    }
+    let mut at_edge = keep.saturating_sub(below);
+    let mut kept = Vec::with_capacity(keep);
+    for (position, &distance) in distances.iter().enumerate() {
+        let distance = usize::from(distance);
+        if distance < edge {
+            kept.push(position);
+        } else if distance == edge && at_edge > 0 {
+            at_edge -= 1;
+            kept.push(position);
+        }
+    }
+    kept
+}
+
 /// Every code vector's dot product with the query, as one loop that `pulp` compiles once per
 /// SIMD level and picks at run time (everything in it is inlined, so the whole scan gets the
 /// wide instructions).
@@ -102,6 +178,31 @@ impl VectorIndex {
             seqs: Vec::new(),
             scales: Vec::new(),
             codes: Vec::new(),
+            centre: Vec::new(),
+            signs: Vec::new(),
+        }
+    }
+
+    /// Computes the bit form of every vector pushed (the centre is their mean); called once,
+    /// after the last push ([`keep`] does).
+    pub fn seal(&mut self) {
+        let (dimensions, count) = (self.dimensions, self.seqs.len());
+        if dimensions == 0 {
+            return;
+        }
+        let mut sums = vec![0f64; dimensions];
+        for (codes, scale) in self.codes.chunks_exact(dimensions).zip(&self.scales) {
+            for (sum, &code) in sums.iter_mut().zip(codes) {
+                *sum += f64::from(code) * f64::from(*scale);
+            }
+        }
+        self.centre = sums.iter().map(|sum| if count == 0 { 0.0 } else { (sum / count as f64) as f32 }).collect();
+        let words = words(dimensions);
+        self.signs = vec![0u64; count * words];
+        for ((codes, scale), out) in
+            self.codes.chunks_exact(dimensions).zip(&self.scales).zip(self.signs.chunks_exact_mut(words.max(1)))
+        {
+            sign_bits(codes.iter().map(|&code| f32::from(code) * scale), &self.centre, out);
         }
     }
 
@@ -127,14 +228,37 @@ impl VectorIndex {
         }
         let mut query_codes = Vec::with_capacity(self.dimensions);
         let query_scale = quantise(query, &mut query_codes);
-        // Every dot product first, in one loop compiled for the CPU's widest SIMD (AVX-512 or
-        // AVX2, chosen at run time): 3–4× the baseline SSE2 code; then the selection.
-        let mut dots = vec![0i32; self.seqs.len()];
-        pulp::Arch::new().dispatch(Dots { codes: &self.codes, query: &query_codes, out: &mut dots });
+        let dimensions = self.dimensions;
+        let arch = pulp::Arch::new();
+        // The positions the byte codes rank: all of them in a small index, else the bit
+        // pass's shortlist (when `seal` ran).
+        let words = words(dimensions);
+        let shortlisted = count.saturating_mul(SHORTLIST);
+        let positions: Option<Vec<usize>> =
+            (self.seqs.len() > shortlisted && self.signs.len() == self.seqs.len() * words).then(|| {
+                let mut query_signs = vec![0u64; words];
+                sign_bits(query.iter().copied(), &self.centre, &mut query_signs);
+                let mut distances = vec![0u16; self.seqs.len()];
+                arch.dispatch(Distances { signs: &self.signs, query: &query_signs, out: &mut distances });
+                smallest(&distances, shortlisted, dimensions)
+            });
+        // The dot products, in one loop compiled for the CPU's widest SIMD (AVX-512 or AVX2,
+        // chosen at run time): 3–4× the baseline SSE2 code; then the selection.
+        let dots: Vec<(usize, i32)> = match &positions {
+            None => {
+                let mut dots = vec![0i32; self.seqs.len()];
+                arch.dispatch(Dots { codes: &self.codes, query: &query_codes, out: &mut dots });
+                dots.into_iter().enumerate().collect()
+            }
+            Some(positions) => positions
+                .iter()
+                .map(|&at| (at, dot(&self.codes[at * dimensions..(at + 1) * dimensions], &query_codes)))
+                .collect(),
+        };
         // A min-heap of the best `count` (approximate similarity, then the lower seq first).
         let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(Score, std::cmp::Reverse<i64>)>> =
             std::collections::BinaryHeap::with_capacity(count + 1);
-        for (index, dot) in dots.into_iter().enumerate() {
+        for (index, dot) in dots {
             let similarity = dot as f32 * self.scales[index] * query_scale;
             let entry = std::cmp::Reverse((Score(similarity), std::cmp::Reverse(self.seqs[index])));
             if best.len() < count {
@@ -176,7 +300,8 @@ pub(super) fn cached(path: &Path, model: &str, tag: u64) -> Option<Arc<VectorInd
 }
 
 /// Keeps `index` as the one of `path` (one model per database: the embedder's).
-pub(super) fn keep(path: &Path, index: VectorIndex) -> Arc<VectorIndex> {
+pub(super) fn keep(path: &Path, mut index: VectorIndex) -> Arc<VectorIndex> {
+    index.seal();
     let index = Arc::new(index);
     let mut indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
     indexes.insert(path.to_path_buf(), index.clone());
@@ -201,10 +326,85 @@ mod tests {
         vector.into_iter().map(|x| x / norm).collect()
     }
 
+    /// `count` unit vectors around `topics` random centres (noise of `spread` per dimension),
+    /// as sentence embeddings of related texts lie; each with its topic.
+    fn clustered(seed: u64, count: usize, topics: usize, spread: f32, dimensions: usize) -> Vec<Vec<f32>> {
+        let centres: Vec<Vec<f32>> =
+            (0..topics).map(|topic| pseudo_random_unit(seed + topic as u64, dimensions)).collect();
+        (0..count)
+            .map(|n| {
+                let noise = pseudo_random_unit(seed * 7919 + 1_000_003 + n as u64, dimensions);
+                let vector: Vec<f32> = centres[n % topics]
+                    .iter()
+                    .zip(&noise)
+                    .map(|(c, e)| c + e * spread * (dimensions as f32).sqrt())
+                    .collect();
+                let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+                vector.into_iter().map(|x| x / norm).collect()
+            })
+            .collect()
+    }
+
+    fn exact_nearest(vectors: &[Vec<f32>], query: &[f32], limit: usize) -> Vec<i64> {
+        let mut exact: Vec<(f32, i64)> = vectors
+            .iter()
+            .enumerate()
+            .map(|(seq, vector)| (vector.iter().zip(query).map(|(a, b)| a * b).sum(), seq as i64))
+            .collect();
+        exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+        exact.into_iter().take(limit).map(|(_, seq)| seq).collect()
+    }
+
     #[test]
-    fn the_quantised_scan_keeps_the_exact_nearest_among_its_candidates() {
+    fn the_bit_pass_keeps_the_exact_nearest_of_clustered_vectors() {
+        let dimensions = 384;
+        // Noise as large as the centre: a vector's cosine to its own centre is ~0.7, to another ~0.
+        let mut vectors = clustered(3, 6_020, 30, 0.05, dimensions);
+        let queries = vectors.split_off(6_000);
+        let mut index = VectorIndex::new("m", 1, dimensions);
+        for (seq, vector) in vectors.iter().enumerate() {
+            index.push(seq as i64, vector);
+        }
+        index.seal();
+        let limit = 10;
+        let count = (limit * OVERSAMPLE).max(MIN_RESCORED);
+        assert!(index.len() > count * SHORTLIST, "the bit pass must run");
+        for (probe, query) in queries.iter().enumerate() {
+            let candidates = index.candidates(query, count);
+            assert_eq!(candidates.len(), count);
+            for seq in exact_nearest(&vectors, query, limit) {
+                assert!(candidates.contains(&seq), "probe {probe}: exact neighbour {seq} missing from the candidates");
+            }
+        }
+    }
+
+    #[test]
+    fn the_shortlist_is_the_smallest_distances_first_positions_at_the_edge() {
+        let distances = [5u16, 1, 3, 3, 0, 9, 3, 2];
+        assert_eq!(smallest(&distances, 3, 9), vec![1, 4, 7]);
+        assert_eq!(smallest(&distances, 4, 9), vec![1, 2, 4, 7]);
+        assert_eq!(smallest(&distances, 5, 9), vec![1, 2, 3, 4, 7]);
+        assert_eq!(smallest(&distances, 8, 9).len(), 8);
+        assert_eq!(smallest(&distances, 20, 9).len(), 8);
+        assert!(smallest(&distances, 0, 9).is_empty());
+    }
+
+    #[test]
+    fn sealing_sets_the_bits_above_the_mean() {
+        let mut index = VectorIndex::new("m", 0, 3);
+        index.push(1, &[1.0, 0.0, 0.0]);
+        index.push(2, &[0.0, 1.0, 0.0]);
+        index.seal();
+        // Mean (0.5, 0.5, 0): the first vector is above it in dimension 0 only.
+        assert_eq!(index.signs, vec![0b001, 0b010]);
+    }
+
+    #[test]
+    fn the_byte_codes_keep_the_exact_nearest_among_their_candidates() {
         let dimensions = 384;
         let vectors: Vec<Vec<f32>> = (0..2_000).map(|seed| pseudo_random_unit(seed, dimensions)).collect();
+        // Not sealed: the byte codes rank every vector (random vectors are the worst case
+        // for a bit pass; the test above holds it to what embeddings look like).
         let mut index = VectorIndex::new("m", 1, dimensions);
         for (seq, vector) in vectors.iter().enumerate() {
             index.push(seq as i64, vector);
