@@ -58,9 +58,14 @@ files=$(find "$pristine" -name '*.md' | wc -l)
 echo "machine: $(nproc) cores, $(uname -r); vault: $n arcs, $files markdown files, --now ${now}Z"
 
 # "<seconds> <max RSS KB>" of one command (its output discarded); nothing when it failed
-# (the last line of its stderr goes to ours).
-measure() { if /usr/bin/time -f '%e %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr"; then
-    tail -1 "$dir/time"; else echo "failed: $* ($(tail -1 "$dir/stderr"))" >&2; fi; }
+# (the last line of its stderr goes to ours). The wall time is read to the microsecond around
+# GNU time (whose own %e has 10 ms steps, too coarse for a steady tick of brain's).
+measure() { local start end
+    start=$(date +%s%N)
+    if /usr/bin/time -f '%M' -o "$dir/time" "$@" >/dev/null 2>"$dir/stderr"; then
+        end=$(date +%s%N)
+        echo "$(( (end - start) / 1000 ))e-6 $(tail -1 "$dir/time")" | awk '{printf "%.4f %s\n", $1, $2}'
+    else echo "failed: $* ($(tail -1 "$dir/stderr"))" >&2; fi; }
 ref_tick() { measure python3 "$keeper" --vault "$1" --brain-feed "$1/brain-feed"; }
 brain_tick() { measure "$brain" --home "$2" --now "${now}Z" tick --no-ai --vault "$1"; }
 

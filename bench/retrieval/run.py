@@ -122,6 +122,7 @@ def brain_modes(binary):
 
 
 EMBED_SECONDS = defaultdict(float)
+EMBEDDED = defaultdict(int)
 
 
 def import_home(binary, home_dir, home, home_index):
@@ -157,7 +158,9 @@ def embed_home(binary, home_dir):
     """`brain embed` (resumes where a kept home stopped; a no-op when nothing is missing)."""
     if EMBED_CONFIG and "--mode" in subprocess.run([binary, "search", "--help"], capture_output=True, text=True).stdout:
         done = subprocess.run([binary, "--home", home_dir, "--json", "embed"], check=True, capture_output=True, text=True)
-        EMBED_SECONDS[binary] += json.loads(done.stdout)["seconds"]
+        report = json.loads(done.stdout)
+        EMBED_SECONDS[binary] += report["seconds"]
+        EMBEDDED[binary] += report.get("embedded", 0)
 
 
 def brain_rank(binary, home_dir, query, mode, now, limit):
@@ -271,6 +274,17 @@ def print_report(name, homes, labels, rows, latency, failures):
         print(f"| {label:<22} | " + " | ".join(cells) + " |")
 
 
+def one_home(name, homes):
+    """The homes of a corpus as one: keys prefixed by their home, `now` the latest."""
+    items, queries = [], []
+    for home in homes:
+        items += [dict(item, key=f"{home['name']}/{item['key']}") for item in home["items"]]
+        queries += [
+            dict(query, relevant={f"{home['name']}/{key}" for key in query["relevant"]}) for query in home["queries"]
+        ]
+    return {"name": f"{name}-all", "items": items, "queries": queries, "now": max(home["now"] for home in homes)}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--brain", action="append", default=[], metavar="[LABEL=]PATH",
@@ -282,6 +296,9 @@ def main():
     parser.add_argument("--limit", type=int, default=10)
     parser.add_argument("--max-queries", type=int, default=0, help="per home, for quick runs (0: all)")
     parser.add_argument("--max-homes", type=int, default=0, help="first N homes of a corpus (0: all)")
+    parser.add_argument("--one-home", action="store_true",
+                        help="all conversations of a corpus in one home (the others' turns as distractors; "
+                             "REALTALK: 8,944 items, enough for the vector index's bit pass to run)")
     parser.add_argument("--modes", help="comma-separated subset of brain's modes to run (default: all)")
     parser.add_argument("--keep-homes", metavar="DIR",
                         help="import into DIR and reuse homes found there (repeat runs skip import and embed)")
@@ -313,6 +330,8 @@ def main():
             homes = corpora.gen_coding(args.seed)
         if args.max_homes:
             homes = homes[: args.max_homes]
+        if args.one_home:
+            homes = [one_home(name, homes)]
         if args.max_queries:
             for home in homes:
                 home["queries"] = home["queries"][: args.max_queries]
@@ -325,9 +344,13 @@ def main():
         )
         print_report(name, homes, labels, rows, latency, failures)
         for binary, seconds in EMBED_SECONDS.items():
-            items = sum(len(home["items"]) for home in homes)
-            print(f"brain embed of the {items} items ({binary}): {seconds:.1f} s, {items / max(seconds, 1e-9):.0f} items/s")
+            items = EMBEDDED[binary]
+            if items == 0:
+                print(f"brain embed ({binary}): nothing to embed (the kept homes had their vectors)")
+            else:
+                print(f"brain embed of {items} items ({binary}): {seconds:.1f} s, {items / max(seconds, 1e-9):.0f} items/s")
         EMBED_SECONDS.clear()
+        EMBEDDED.clear()
     with open("/proc/loadavg") as handle:
         print(f"\nload average at end: {handle.read().split()[:3]}")
 
