@@ -9,6 +9,8 @@ and per-query latency, overall and per query category.
     python3 bench/retrieval/run.py --brain before=/path/to/old/brain --brain now=target/release/brain
     python3 bench/retrieval/run.py --realtalk DIR --model-dir DIR   # + semantic and hybrid
                                    # (cargo build --release -p brain --features semantic)
+    python3 bench/retrieval/run.py --realtalk DIR --one-home ...     # every conversation in one
+                                   # home (8,944 items: the vector index's bit pass runs)
 
 See docs/BENCHMARKS.md (Retrieval) for the figures and the machine.
 """
