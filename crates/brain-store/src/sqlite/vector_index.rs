@@ -188,6 +188,7 @@ impl VectorIndex {
     pub fn seal(&mut self) {
         let (dimensions, count) = (self.dimensions, self.seqs.len());
         if dimensions == 0 {
+            // No bits to set (and `chunks_exact` takes no empty chunks).
             return;
         }
         let mut sums = vec![0f64; dimensions];
@@ -200,7 +201,7 @@ impl VectorIndex {
         let words = words(dimensions);
         self.signs = vec![0u64; count * words];
         for ((codes, scale), out) in
-            self.codes.chunks_exact(dimensions).zip(&self.scales).zip(self.signs.chunks_exact_mut(words.max(1)))
+            self.codes.chunks_exact(dimensions).zip(&self.scales).zip(self.signs.chunks_exact_mut(words))
         {
             sign_bits(codes.iter().map(|&code| f32::from(code) * scale), &self.centre, out);
         }

@@ -24,8 +24,9 @@ pub fn bar(total: Option<u64>, message: &str) -> ProgressBar {
 
 /// Shows `done` of `total` on `bar`: a spinner (total unknown when the bar was made) turns into
 /// a counted bar the first time a total arrives, and the length follows a total that changes.
+/// A total of 0 is one not known yet: only the position moves.
 pub fn count(bar: &ProgressBar, done: u64, total: u64) {
-    if bar.length() != Some(total) {
+    if total > 0 && bar.length() != Some(total) {
         if bar.length().is_none()
             && let Ok(style) = ProgressStyle::with_template(COUNTED)
         {

@@ -38,10 +38,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let bar = progress::bar(None, "reading");
     let mut on_progress = |stage: &'static str, done: u64, total: u64| {
         bar.set_message(stage);
-        if total > 0 && bar.length() != Some(total) {
-            bar.set_length(total);
-        }
-        bar.set_position(done);
+        progress::count(&bar, done, total);
     };
     let report = hygiene::run(&brain, &options, &mut on_progress);
     let report = progress::finish(bar, report, json, print_text)?;

@@ -20,11 +20,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         if total > 0 && bar.length().is_none() {
             bar.set_message("importing");
         }
-        if total > 0 {
-            progress::count(&bar, done as u64, total as u64);
-        } else {
-            bar.set_position(done as u64);
-        }
+        progress::count(&bar, done as u64, total as u64);
     };
     let report = if args.file.as_os_str() == "-" {
         brain.import(std::io::stdin().lock(), &mut on_progress)
