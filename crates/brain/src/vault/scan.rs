@@ -29,8 +29,8 @@ use serde::Serialize;
 
 use super::fsio::sha256_hex;
 use super::state::{
-    Analyzed, FileState, SOURCE_PREFIX, analyze, arc_item, diagnostics_from_json, diagnostics_to_json, oversized,
-    same_indexed_fields, with_indexed_fields,
+    Analyzed, FileState, SOURCE_PREFIX, analyze, arc_item, diagnostics_from_json, diagnostics_to_json, moved_only,
+    oversized, same_indexed_fields, with_indexed_fields,
 };
 use super::walk::{WalkedFile, walk};
 use crate::app::Brain;
@@ -1017,6 +1017,9 @@ fn upsert(
             message: format!("id {} is taken by an item that does not come from the vault; not indexed", item.id),
         }),
         Some(stored) if same_indexed_fields(&stored, item) => {}
+        Some(stored) if moved_only(&stored, item) => {
+            applied.updated += tx.move_source(std::slice::from_ref(&item.id), &stored.source, &item.source)?;
+        }
         Some(stored) => {
             tx.update(&with_indexed_fields(&stored, item), None)?;
             applied.updated += 1;

@@ -500,6 +500,10 @@ struct ItemSpec {
 /// counted like every other item.
 fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter) -> Result<Item, ValidationError> {
     let (strength, decay_rate) = spec.kind.default_strength();
+    // Whole seconds, as the store keeps them: a `created:` with a fraction would otherwise
+    // never compare equal to the stored item, and every re-parse of its file would rewrite
+    // all its items (and their full-text entries).
+    let created = timestamp(spec.created.as_second());
     let mut item = Item {
         id: spec.id,
         scope: scope.clone(),
@@ -526,8 +530,8 @@ fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter
         valid_from: None,
         valid_until: None,
         source: source.to_string(),
-        created_at: spec.created,
-        updated_at: spec.created,
+        created_at: created,
+        updated_at: created,
         last_accessed_at: None,
         access_count: 0,
         review_due_at: None,
@@ -577,6 +581,14 @@ pub(crate) fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
         && stored.created_at == wanted.created_at
         && stored.updated_at == wanted.updated_at
         && stored.tokens == wanted.tokens
+}
+
+/// True when `stored` differs from `wanted` in its source alone (a file moved and edited in
+/// the same tick): [`WriteTx::move_source`](brain_store::WriteTx::move_source) re-sources it
+/// without rewriting its text or its full-text entry.
+pub(crate) fn moved_only(stored: &Item, wanted: &Item) -> bool {
+    stored.source != wanted.source
+        && same_indexed_fields(stored, &Item { source: stored.source.clone(), ..wanted.clone() })
 }
 
 /// `stored` with the index's fields taken from `wanted`, keeping access bookkeeping.

@@ -361,6 +361,52 @@ fn a_graduating_arc_keeps_the_ids_of_its_signals_and_their_amygdala_note() {
     assert_eq!(vault_item_ids(&env), ids_before);
 }
 
+/// A `created:` with a fraction of a second: the items of its file are stored to the second,
+/// so an edit that re-parses the file (a cleared signal removed) finds them unchanged and
+/// leaves them as they were; a move in the same tick re-sources them, text intact.
+#[test]
+fn an_edit_of_an_arc_dated_to_a_fraction_of_a_second_leaves_its_items_as_they_were() {
+    let env = Env::new();
+    let vault = Vault::new(&env);
+    let stays = "clusters/2026-11-19/2026-11-19-fraction-dddddddddddd.md";
+    let moves = "clusters/2026-10-01/2026-10-01-fraction-old-eeeeeeeeeeee.md";
+    let body = "<!-- @signal severity=resolved source=ci -->\nCI red (CLEARED: fixed)\n<!-- @/signal -->\n\n\
+                <!-- @lesson -->\nPin the runner image.\n<!-- @/lesson -->\n";
+    vault.write(
+        stays,
+        format!(
+            "---\ncluster_id: 2026-11-19-fraction-dddddddddddd\ntitle: Fraction\nregion: left-hemisphere\n\
+             status: stalled\nheat: 2\ncreated: 2026-11-19T10:00:00.250+00:00\nsource_sessions: [s1]\n---\n\n{body}"
+        ),
+    );
+    vault.write(
+        moves,
+        format!(
+            "---\ncluster_id: 2026-10-01-fraction-old-eeeeeeeeeeee\ntitle: Fraction old\nregion: left-hemisphere\n\
+             status: complete\nheat: 0\ncreated: 2026-10-01T12:00:00.750+00:00\n---\n\n{}",
+            body.replace("runner image", "base image")
+        ),
+    );
+    let report = tick(&env, &vault, &[]);
+    assert_eq!(report["tombstones"].as_array().unwrap().len(), 2, "{report}");
+    assert_eq!(report["graduations"][0]["to"], "left/2026-10-01-fraction-old-eeeeeeeeeeee.md", "{report}");
+    let items = json(&env, &["list", "--all-scopes", "--limit", "1000"]);
+    let lesson = |text: &str| {
+        items.as_array().unwrap().iter().find(|item| item["content"].as_str() == Some(text)).cloned().unwrap()
+    };
+    let kept = lesson("Pin the runner image.");
+    assert_eq!(kept["created_at"], "2026-11-19T10:00:00Z", "{kept}");
+    assert_eq!(kept["version"], 1, "the edit found the lesson unchanged: {kept}");
+    let moved = lesson("Pin the base image.");
+    assert_eq!(moved["source"], "vault:left/2026-10-01-fraction-old-eeeeeeeeeeee.md", "{moved}");
+    let found = json(&env, &["search", "base image", "--all-scopes", "--json"]);
+    assert!(found.to_string().contains("Pin the base image."), "still found by its text: {found}");
+    // Nothing is rewritten by the next tick.
+    let before = json(&env, &["list", "--all-scopes", "--limit", "1000"]);
+    tick(&env, &vault, &[]);
+    assert_eq!(json(&env, &["list", "--all-scopes", "--limit", "1000"]), before);
+}
+
 /// Ids of the vault's items in the index.
 fn vault_item_ids(env: &Env) -> Vec<String> {
     let items = json(env, &["list", "--all-scopes", "--limit", "1000"]);
