@@ -23,7 +23,7 @@ pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
 pub use pg::listen::ChangeFeed;
 pub use pg::{Committed, PgStore};
-pub use sqlite::vault::VaultFileRecord;
+pub use sqlite::vault::{VaultFileRecord, VaultFileRow};
 pub use sqlite::vectors::VectorJob;
 pub use sqlite::{PageReads, SqliteStore};
 pub use sync::{Change, ChangePage, Keep, PullOutcome, PushOutcome, SyncConflict, same_content};
@@ -221,6 +221,12 @@ impl Store {
     /// state column is not read: enough to tell which files changed and to list diagnostics.
     pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
         dispatch!(self, store => store.vault_files(with_state))
+    }
+
+    /// [`Store::vault_files`], each row passed to `visit` as borrowed text instead of
+    /// collected (SQLite reads the states in place: no copy of the column).
+    pub fn vault_files_each(&self, with_state: bool, visit: &mut dyn FnMut(VaultFileRow<'_>)) -> StoreResult<()> {
+        dispatch!(self, store => store.vault_files_each(with_state, visit))
     }
 
     /// Follows writes committed by any process as they happen, where the backend pushes

@@ -616,6 +616,24 @@ impl PgStore {
         self.run(|connection| connection.client.batch_execute("REINDEX TABLE items"))
     }
 
+    pub(crate) fn vault_files_each(
+        &self,
+        with_state: bool,
+        visit: &mut dyn FnMut(crate::VaultFileRow<'_>),
+    ) -> StoreResult<()> {
+        for record in self.vault_files(with_state)? {
+            visit(crate::VaultFileRow {
+                relpath: &record.relpath,
+                size: record.size,
+                mtime_ns: record.mtime_ns,
+                sha256: &record.sha256,
+                state: &record.state,
+                diagnostics: &record.diagnostics,
+            });
+        }
+        Ok(())
+    }
+
     pub(crate) fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
         let sql = if with_state {
             "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"

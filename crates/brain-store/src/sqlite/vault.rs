@@ -29,7 +29,55 @@ pub struct VaultFileRecord {
     pub diagnostics: String,
 }
 
+/// One row of the vault index as borrowed text, valid for the call it is passed to (see
+/// [`crate::Store::vault_files_each`]).
+#[derive(Clone, Copy, Debug)]
+pub struct VaultFileRow<'a> {
+    pub relpath: &'a str,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub sha256: &'a str,
+    /// Empty when not requested.
+    pub state: &'a str,
+    pub diagnostics: &'a str,
+}
+
+/// Column `index` of `row` as borrowed text.
+fn text<'row>(row: &'row rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'row str> {
+    row.get_ref(index)?
+        .as_str()
+        .map_err(|err| rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Text, Box::new(err)))
+}
+
 impl SqliteStore {
+    /// Every indexed vault file, in no particular order, each passed to `visit` as borrowed
+    /// text: the states (megabytes at 10k files) are read in place, never copied. Without
+    /// `with_state` the state column is not read.
+    pub fn vault_files_each(&self, with_state: bool, visit: &mut dyn FnMut(VaultFileRow<'_>)) -> StoreResult<()> {
+        let sql = if with_state {
+            "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"
+        } else {
+            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files"
+        };
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(sql).map_err(|e| self.sqlite_error(e))?;
+        let mut rows = statement.query([]).map_err(|e| self.sqlite_error(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+            let read = || -> rusqlite::Result<VaultFileRow<'_>> {
+                Ok(VaultFileRow {
+                    relpath: text(row, 0)?,
+                    size: row.get::<_, i64>(1)?.max(0) as u64,
+                    mtime_ns: row.get(2)?,
+                    sha256: text(row, 3)?,
+                    state: text(row, 4)?,
+                    diagnostics: text(row, 5)?,
+                })
+            };
+            visit(read().map_err(|e| self.sqlite_error(e))?);
+        }
+        Ok(())
+    }
+
     /// Every indexed vault file, in no particular order. Without `with_state` the (large) state column is
     /// not read: enough to tell which files changed and to list diagnostics.
     pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {

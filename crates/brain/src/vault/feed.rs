@@ -18,12 +18,13 @@
 //! /api/v2/feed/{name}?project=` renders one project's ([`project_feed_file`]).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use brain_core::assemble::{Feed, FeedSignal, HotArc, InjectBlock};
 use brain_core::time::age_days;
 use brain_core::vault::normalize_content;
 use brain_core::{Scope, Severity, Timestamp};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
 
 use super::config::VaultConfig;

@@ -241,14 +241,16 @@ enum Read {
 }
 
 /// The index as the last scan left it: the stored root, whether this scan indexes another
-/// vault (`reset`), whether it was written under [`INDEX_FORMAT`], the records sorted by
-/// relpath and, with `with_states`, their states (`None` where a state does not read back).
+/// vault (`reset`), whether it was written under [`INDEX_FORMAT`], the records as stored
+/// and, with `with_states`, their states (`None` where a state does not read back), and
+/// their positions in relpath order.
 struct StoredIndex {
     root: Option<String>,
     reset: bool,
     current_format: bool,
     records: Vec<VaultFileRecord>,
     states: Vec<Option<FileState>>,
+    order: Vec<usize>,
 }
 
 fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<StoredIndex> {
@@ -256,13 +258,27 @@ fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<
     let root = store.vault_value("root")?;
     let reset = root.as_deref().is_some_and(|stored| stored != root_text);
     let current_format = store.vault_value("format")?.as_deref() == Some(INDEX_FORMAT);
-    let mut records: Vec<VaultFileRecord> = if reset { Vec::new() } else { store.vault_files(with_states)? };
-    records.sort_unstable_by(|a, b| a.relpath.cmp(&b.relpath));
-    let states = records
-        .iter()
-        .map(|record| if with_states { serde_json::from_str(&record.state).ok() } else { Some(FileState::default()) })
-        .collect();
-    Ok(StoredIndex { root, reset, current_format, records, states })
+    // Each state is decoded from the row's text in place (not copied out first).
+    let mut records: Vec<VaultFileRecord> = Vec::new();
+    let mut states: Vec<Option<FileState>> = Vec::new();
+    if !reset {
+        store.vault_files_each(with_states, &mut |row| {
+            states.push(if with_states { serde_json::from_str(row.state).ok() } else { Some(FileState::default()) });
+            records.push(VaultFileRecord {
+                relpath: row.relpath.to_string(),
+                size: row.size,
+                mtime_ns: row.mtime_ns,
+                sha256: row.sha256.to_string(),
+                state: String::new(),
+                diagnostics: row.diagnostics.to_string(),
+            });
+        })?;
+    }
+    // Rows come in the order they were written; the merge with the walk reads them by path
+    // through `order` (the snapshot, a map, sorts itself), so nothing large is moved.
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_unstable_by(|&a, &b| records[a].relpath.cmp(&records[b].relpath));
+    Ok(StoredIndex { root, reset, current_format, records, states, order })
 }
 
 /// Streaming starts at this many new files (below it, one transaction does it all).
@@ -344,7 +360,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let index = read_index(brain, &root_text, mode.want_snapshot);
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), index)
     });
-    let StoredIndex { root: stored_root, reset, current_format, records, states } = index?;
+    let StoredIndex { root: stored_root, reset, current_format, records, states, order } = index?;
 
     let mut report =
         ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
@@ -352,38 +368,37 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     let temps = walked.temps;
     let mut to_read: Vec<(&WalkedFile, Option<Known>)> = Vec::new();
     let mut removed_paths: Vec<&str> = Vec::new();
-    // Walk and index are both sorted by relpath: one merge pass pairs them.
+    // The walk is sorted by relpath, and `order` reads the index so: one merge pass pairs them.
     let (mut i, mut j) = (0, 0);
-    while i < walked.files.len() || j < records.len() {
-        let order = match (walked.files.get(i), records.get(j)) {
+    while i < walked.files.len() || j < order.len() {
+        let ordering = match (walked.files.get(i), order.get(j).map(|&k| &records[k])) {
             (Some(file), Some(record)) => file.relpath.cmp(&record.relpath),
             (Some(_), None) => std::cmp::Ordering::Less,
             _ => std::cmp::Ordering::Greater,
         };
-        match order {
+        match ordering {
             std::cmp::Ordering::Less => {
                 to_read.push((&walked.files[i], None));
                 i += 1;
             }
             std::cmp::Ordering::Greater => {
-                removed_paths.push(records[j].relpath.as_str());
+                removed_paths.push(records[order[j]].relpath.as_str());
                 j += 1;
             }
             std::cmp::Ordering::Equal => {
-                let (file, record) = (&walked.files[i], &records[j]);
+                let (file, record, state) = (&walked.files[i], &records[order[j]], &states[order[j]]);
                 // A state that no longer reads back (a format change, damage) forces a re-parse,
                 // and so does an index of another format.
                 let trusted = current_format
                     && record.mtime_ns != 0
                     && record.mtime_ns == file.mtime_ns
                     && record.size == file.size
-                    && states[j].is_some();
+                    && state.is_some();
                 if trusted {
                     report.unchanged += 1;
                     diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
                 } else {
-                    let sha256 =
-                        if current_format && states[j].is_some() { record.sha256.clone() } else { String::new() };
+                    let sha256 = if current_format && state.is_some() { record.sha256.clone() } else { String::new() };
                     to_read.push((file, Some(Known { sha256, diagnostics: record.diagnostics.clone() })));
                 }
                 i += 1;
