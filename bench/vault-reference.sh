@@ -7,7 +7,7 @@
 # BASELINE_BIN=<another brain binary> adds a third copy per run ticked by it (before/after
 # figures from the same run).
 #
-# ARCS defaults to 10000, RUNS to 5. REFERENCE is a checkout (or a bare git directory) of
+# ARCS defaults to 10000, RUNS to 5, STEADY (steady ticks per engine and run) to 5. REFERENCE is a checkout (or a bare git directory) of
 # github.com/the-cloud-clockwork/agentibrain-kernel; it is read, never copied into this
 # repository. Needs python3 and GNU time (/usr/bin/time) for the maximum RSS.
 #
@@ -15,7 +15,8 @@
 # the run and brain gets the same --now; both run within minutes of it (heat moves in hours).
 # Every run copies the pristine vault once per engine (in folders of its own), and the order
 # of the engines rotates from run to run. First tick: the copy as generated. Steady tick:
-# the same copy after two more ticks (brain: files dated past the 2 s racy window first).
+# the same copy after two more ticks (brain: files dated past the 2 s racy window first),
+# timed STEADY times in rounds (a brain steady tick is ~0.1 s: one sample swung ±40%).
 # Copies are deleted when the script ends, not between runs: on ext4 without a journal (this
 # machine's disk) a new inode is not taken from those freed in the last minute or more while
 # others are free, and that check walks the free inodes of the folder's block group one by
@@ -29,6 +30,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 gen=${GEN_VAULT:-$here/../shared/bench/gen_vault.py}
 n=${1:-10000}
 runs=${2:-5}
+steady=${STEADY:-5}
 dir=${BENCH_DIR:-/tmp/brain-bench-reference}
 : "${REFERENCE:?set REFERENCE to a checkout or git directory of agentibrain-kernel}"
 
@@ -95,16 +97,24 @@ for run in $(seq 1 "$runs"); do
     for engine in $order; do
         tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >>"$dir/$engine-first"; sync
     done
-    # Settle every copy (brain: files dated past the 2 s racy window first), then one steady
-    # tick each, in the same order.
+    # Settle every copy (brain: files dated past the 2 s racy window first), then STEADY
+    # rounds of one steady tick each, in the same order (the run's figure is their median).
     for engine in $order; do tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >/dev/null; done
     sleep 3
     for engine in $order; do
         [ "$engine" = ref ] || tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >/dev/null
     done
     sleep 3
-    for engine in $order; do
-        tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >>"$dir/$engine-steady"
+    for engine in $engines; do : >"$dir/$engine-round"; done
+    for _ in $(seq 1 "$steady"); do
+        for engine in $order; do
+            tick "$engine" "$dir/run$run/$engine" "$dir/run$run/$engine-home" >>"$dir/$engine-round"
+        done
+    done
+    for engine in $engines; do
+        [ -s "$dir/$engine-round" ] || continue
+        echo "$(cut -d' ' -f1 "$dir/$engine-round" | median) $(cut -d' ' -f2 "$dir/$engine-round" | sort -g | tail -1)" \
+            >>"$dir/$engine-steady"
     done
     line="run $run ($order):"
     for engine in $engines; do
