@@ -42,6 +42,20 @@ pub struct VaultFileRow<'a> {
     pub diagnostics: &'a str,
 }
 
+impl VaultFileRow<'_> {
+    /// The row as an owned record.
+    pub fn to_record(&self) -> VaultFileRecord {
+        VaultFileRecord {
+            relpath: self.relpath.to_string(),
+            size: self.size,
+            mtime_ns: self.mtime_ns,
+            sha256: self.sha256.to_string(),
+            state: self.state.to_string(),
+            diagnostics: self.diagnostics.to_string(),
+        }
+    }
+}
+
 /// Column `index` of `row` as borrowed text.
 fn text<'row>(row: &'row rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'row str> {
     row.get_ref(index)?
@@ -78,30 +92,13 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Every indexed vault file, in no particular order. Without `with_state` the (large) state column is
-    /// not read: enough to tell which files changed and to list diagnostics.
+    /// Every indexed vault file, in no particular order (table order: a plain scan, no index
+    /// lookups; callers sort or hash). Without `with_state` the (large) state column is not
+    /// read: enough to tell which files changed and to list diagnostics.
     pub fn vault_files(&self, with_state: bool) -> StoreResult<Vec<VaultFileRecord>> {
-        // Table order, not relpath order: a plain scan, no index lookups (callers sort or hash).
-        let sql = if with_state {
-            "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"
-        } else {
-            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files"
-        };
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(sql).map_err(|e| self.sqlite_error(e))?;
-        let rows = statement
-            .query_map([], |row| {
-                Ok(VaultFileRecord {
-                    relpath: row.get(0)?,
-                    size: row.get::<_, i64>(1)?.max(0) as u64,
-                    mtime_ns: row.get(2)?,
-                    sha256: row.get(3)?,
-                    state: row.get(4)?,
-                    diagnostics: row.get(5)?,
-                })
-            })
-            .map_err(|e| self.sqlite_error(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.sqlite_error(e))
+        let mut records = Vec::new();
+        self.vault_files_each(with_state, &mut |row| records.push(row.to_record()))?;
+        Ok(records)
     }
 
     /// A vault-wide value (`root`, `feed`, …).

@@ -355,7 +355,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let index = read_index(brain, &root_text, mode.want_snapshot);
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), index)
     });
-    let StoredIndex { root: stored_root, reset, current_format, records, states } = index?;
+    let StoredIndex { root: stored_root, reset, current_format, mut records, mut states } = index?;
 
     let mut report =
         ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
@@ -497,7 +497,6 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         // Taken in path order: the map is built from sorted entries without sorting them
         // (moving ~10k states of ~600 bytes each several times over); the few gone files
         // join it one by one (the overlay below takes them out again).
-        let (mut records, mut states) = (records, states);
         let mut entry = |k: usize| {
             let record = &mut records[k];
             let relpath = std::mem::take(&mut record.relpath);
