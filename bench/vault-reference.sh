@@ -7,7 +7,8 @@
 # BASELINE_BIN=<another brain binary> adds a third copy per run ticked by it (before/after
 # figures from the same run).
 #
-# ARCS defaults to 10000, RUNS to 5, STEADY (steady ticks per engine and run) to 5. REFERENCE is a checkout (or a bare git directory) of
+# ARCS defaults to 10000, RUNS to 5, STEADY (steady ticks per engine and run) to 5.
+# REFERENCE is a checkout (or a bare git directory) of
 # github.com/the-cloud-clockwork/agentibrain-kernel; it is read, never copied into this
 # repository. Needs python3 and GNU time (/usr/bin/time) for the maximum RSS.
 #

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use brain_core::vault::{Diagnostic, DiagnosticSeverity, arc_id};
 use brain_core::{Item, Kind};
-use brain_store::{ItemFilter, StoreError, VaultFileRecord, WriteTx};
+use brain_store::{ItemFilter, StoreError, VaultFileRecord, VaultFileRow, WriteTx};
 use serde::Serialize;
 
 use super::fsio::sha256_hex;
@@ -257,20 +257,13 @@ fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<
     let root = store.vault_value("root")?;
     let reset = root.as_deref().is_some_and(|stored| stored != root_text);
     let current_format = store.vault_value("format")?.as_deref() == Some(INDEX_FORMAT);
-    // Each state is decoded from the row's text in place (not copied out first).
+    // Each state is decoded from the row's text in place; the record keeps the rest.
     let mut records: Vec<VaultFileRecord> = Vec::new();
     let mut states: Vec<Option<FileState>> = Vec::new();
     if !reset {
         store.vault_files_each(with_states, &mut |row| {
             states.push(if with_states { serde_json::from_str(row.state).ok() } else { Some(FileState::default()) });
-            records.push(VaultFileRecord {
-                relpath: row.relpath.to_string(),
-                size: row.size,
-                mtime_ns: row.mtime_ns,
-                sha256: row.sha256.to_string(),
-                state: String::new(),
-                diagnostics: row.diagnostics.to_string(),
-            });
+            records.push(VaultFileRow { state: "", ..row }.to_record());
         })?;
     }
     Ok(StoredIndex { root, reset, current_format, records, states })

@@ -568,6 +568,18 @@ pub(crate) fn arc_item(
 /// True when `stored` already holds everything the index would write for `wanted` (access
 /// bookkeeping and version are not the index's business).
 pub(crate) fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
+    stored.source == wanted.source && same_but_source(stored, wanted)
+}
+
+/// True when `stored` differs from `wanted` in its source alone (a file moved and edited in
+/// the same tick): [`WriteTx::move_source`](brain_store::WriteTx::move_source) re-sources it
+/// without rewriting its text or its full-text entry.
+pub(crate) fn moved_only(stored: &Item, wanted: &Item) -> bool {
+    stored.source != wanted.source && same_but_source(stored, wanted)
+}
+
+/// The index's fields of `stored` and `wanted` but the source are equal.
+fn same_but_source(stored: &Item, wanted: &Item) -> bool {
     stored.scope == wanted.scope
         && stored.kind == wanted.kind
         && stored.schema_key == wanted.schema_key
@@ -577,18 +589,9 @@ pub(crate) fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
         && stored.severity == wanted.severity
         && stored.status == wanted.status
         && stored.tags == wanted.tags
-        && stored.source == wanted.source
         && stored.created_at == wanted.created_at
         && stored.updated_at == wanted.updated_at
         && stored.tokens == wanted.tokens
-}
-
-/// True when `stored` differs from `wanted` in its source alone (a file moved and edited in
-/// the same tick): [`WriteTx::move_source`](brain_store::WriteTx::move_source) re-sources it
-/// without rewriting its text or its full-text entry.
-pub(crate) fn moved_only(stored: &Item, wanted: &Item) -> bool {
-    stored.source != wanted.source
-        && same_indexed_fields(stored, &Item { source: stored.source.clone(), ..wanted.clone() })
 }
 
 /// `stored` with the index's fields taken from `wanted`, keeping access bookkeeping.
