@@ -659,6 +659,9 @@ fn wall_clock_ns() -> i64 {
         .unwrap_or(0)
 }
 
+/// Parsed files a reading thread may have waiting for the caller's sink.
+const READ_AHEAD: usize = 32;
+
 /// Reads, hashes and parses files on all cores; returns the results in input order. Each
 /// file comes with what the index knew of it. `sink` sees every result on the calling
 /// thread as soon as it is ready (in completion order), so the caller can work on results
@@ -697,7 +700,9 @@ fn read_files(
         }
     } else {
         std::thread::scope(|scope| {
-            let (sender, receiver) = std::sync::mpsc::channel::<(usize, Read)>();
+            // Bounded: when the caller's sink is slower than the parse (a first scan inserting
+            // every item), the parsers wait instead of queueing the whole vault's items.
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<(usize, Read)>(threads * READ_AHEAD);
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
                     let sender = sender.clone();
