@@ -91,7 +91,11 @@ for run in $(seq 1 "$runs"); do
     mkdir -p "$dir/run$run"
     for engine in $engines; do
         cp -a "$pristine" "$dir/run$run/$engine"
-        [ "$engine" = ref ] || "$brain" --home "$dir/run$run/$engine-home" init >/dev/null
+        # Each brain build makes its own home (a newer build's schema is refused by an older one).
+        case $engine in
+            brain) "$brain" --home "$dir/run$run/$engine-home" init >/dev/null ;;
+            base) "$BASELINE_BIN" --home "$dir/run$run/$engine-home" init >/dev/null ;;
+        esac
     done
     sync
     order=$(rotate $((run - 1)) $engines)

@@ -223,7 +223,7 @@ impl Store {
         dispatch!(self, store => store.vault_files(with_state))
     }
 
-    /// [`Store::vault_files`], each row passed to `visit` as borrowed text instead of
+    /// [`Store::vault_files`], each row passed to `visit` borrowed instead of
     /// collected (SQLite reads the states in place: no copy of the column).
     pub fn vault_files_each(&self, with_state: bool, visit: &mut dyn FnMut(VaultFileRow<'_>)) -> StoreResult<()> {
         dispatch!(self, store => store.vault_files_each(with_state, visit))

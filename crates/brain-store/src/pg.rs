@@ -47,6 +47,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0005_sync.sql"),
     include_str!("migrations/postgres/0006_generation.sql"),
     include_str!("migrations/postgres/0007_fleet.sql"),
+    include_str!("migrations/postgres/0008_vault_state_bytes.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.
@@ -638,7 +639,7 @@ impl PgStore {
         let sql = if with_state {
             "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"
         } else {
-            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files"
+            "SELECT relpath, size, mtime_ns, sha256, ''::bytea, diagnostics FROM vault_files"
         };
         let rows = self.rows(sql, &Vec::new())?;
         rows.iter()

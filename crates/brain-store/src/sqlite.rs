@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0007_vectors.sql"),
     include_str!("migrations/sqlite/0008_sync.sql"),
     include_str!("migrations/sqlite/0009_vector_epoch.sql"),
+    include_str!("migrations/sqlite/0010_vault_state_bytes.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.

@@ -1,6 +1,6 @@
 //! The vault index (migration 2): what the last scan saw of each vault file, and vault-wide
 //! values (the indexed root, the feed read at session start). The parsed state of a file is
-//! opaque JSON text here; the application owns its shape.
+//! opaque bytes here (migration 10); the application owns their encoding.
 
 use brain_core::Item;
 use rusqlite::types::Value;
@@ -23,13 +23,14 @@ pub struct VaultFileRecord {
     pub mtime_ns: i64,
     /// Lowercase hex SHA-256 of the bytes that were parsed.
     pub sha256: String,
-    /// The application's parsed summary of the file (JSON). Empty when not requested.
-    pub state: String,
+    /// The application's parsed summary of the file (its own binary encoding). Empty when
+    /// not requested.
+    pub state: Vec<u8>,
     /// The file's diagnostics (JSON), empty when it has none. Always read.
     pub diagnostics: String,
 }
 
-/// One row of the vault index as borrowed text, valid for the call it is passed to (see
+/// One row of the vault index, borrowed, valid for the call it is passed to (see
 /// [`crate::Store::vault_files_each`]).
 #[derive(Clone, Copy, Debug)]
 pub struct VaultFileRow<'a> {
@@ -38,7 +39,7 @@ pub struct VaultFileRow<'a> {
     pub mtime_ns: i64,
     pub sha256: &'a str,
     /// Empty when not requested.
-    pub state: &'a str,
+    pub state: &'a [u8],
     pub diagnostics: &'a str,
 }
 
@@ -50,7 +51,7 @@ impl VaultFileRow<'_> {
             size: self.size,
             mtime_ns: self.mtime_ns,
             sha256: self.sha256.to_string(),
-            state: self.state.to_string(),
+            state: self.state.to_vec(),
             diagnostics: self.diagnostics.to_string(),
         }
     }
@@ -64,14 +65,14 @@ fn text<'row>(row: &'row rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'
 }
 
 impl SqliteStore {
-    /// Every indexed vault file, in no particular order, each passed to `visit` as borrowed
-    /// text: the states (megabytes at 10k files) are read in place, never copied. Without
+    /// Every indexed vault file, in no particular order, each passed to `visit` borrowed from
+    /// the row: the states (megabytes at 10k files) are read in place, never copied. Without
     /// `with_state` the state column is not read.
     pub fn vault_files_each(&self, with_state: bool, visit: &mut dyn FnMut(VaultFileRow<'_>)) -> StoreResult<()> {
         let sql = if with_state {
             "SELECT relpath, size, mtime_ns, sha256, state, diagnostics FROM vault_files"
         } else {
-            "SELECT relpath, size, mtime_ns, sha256, '', diagnostics FROM vault_files"
+            "SELECT relpath, size, mtime_ns, sha256, X'', diagnostics FROM vault_files"
         };
         let connection = self.lock();
         let mut statement = connection.prepare_cached(sql).map_err(|e| self.sqlite_error(e))?;
@@ -83,7 +84,9 @@ impl SqliteStore {
                     size: row.get::<_, i64>(1)?.max(0) as u64,
                     mtime_ns: row.get(2)?,
                     sha256: text(row, 3)?,
-                    state: text(row, 4)?,
+                    state: row.get_ref(4)?.as_blob().map_err(|err| {
+                        rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Blob, Box::new(err))
+                    })?,
                     diagnostics: text(row, 5)?,
                 })
             };
@@ -139,9 +142,11 @@ impl WriteTx<'_> {
                 *raised = Some(size);
             }
             drop(raised);
-            self.tx
-                .execute_batch(&format!("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -{BULK_CACHE_KIB};"))
-                .map_err(|e| self.error(e))?;
+            // Temp storage cannot change once this transaction has used it (an earlier write
+            // of the same transaction that opened a statement journal): the journals then go
+            // to temp files, as before this call — slower, just as correct.
+            let _ = self.tx.execute_batch("PRAGMA temp_store = MEMORY;");
+            self.tx.execute_batch(&format!("PRAGMA cache_size = -{BULK_CACHE_KIB};")).map_err(|e| self.error(e))?;
         }
         let mut skipped = Vec::new();
         for chunk in items.chunks(BATCH_ROWS) {

@@ -217,3 +217,31 @@ fn access_bookkeeping_gives_up_behind_a_writer_when_asked_to() {
     let read = store.get(&it.id).unwrap().unwrap();
     assert_eq!((read.access_count, read.strength, read.version), (2, 0.9, 1));
 }
+
+#[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn the_vault_states_of_an_older_schema_are_dropped_and_its_rows_kept() {
+    // A schema as migration 7 left it: the state column is text (JSON).
+    let mut s = schema("states");
+    drop(open(&s.location).unwrap());
+    let name = s.name.clone();
+    s.client
+        .batch_execute(&format!(
+            "SET search_path TO \"{name}\"; \
+             ALTER TABLE vault_files ALTER COLUMN state TYPE text USING ''; \
+             INSERT INTO vault_files (relpath, size, mtime_ns, sha256, state) VALUES ('a.md', 3, 7, 'ab', '{{\"x\":1}}'); \
+             INSERT INTO vault_state (key, value) VALUES ('format', '4'); \
+             DELETE FROM schema_migrations WHERE version = 8; SET search_path TO DEFAULT"
+        ))
+        .unwrap();
+    let store = open(&s.location).unwrap();
+    let records = store.vault_files(true).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!((records[0].relpath.as_str(), records[0].size, records[0].sha256.as_str()), ("a.md", 3, "ab"));
+    assert!(records[0].state.is_empty(), "the JSON state is dropped: the next scan parses the file again");
+    assert_eq!(store.vault_value("format").unwrap(), None);
+    store
+        .write(|tx| tx.put_vault_file(&brain_store::VaultFileRecord { state: vec![0, 159, 255], ..records[0].clone() }))
+        .unwrap();
+    assert_eq!(store.vault_files(true).unwrap()[0].state, [0, 159, 255]);
+}

@@ -4,13 +4,13 @@ use brain_store::{ItemFilter, VaultFileRecord};
 
 use crate::{fixture, item};
 
-fn record(relpath: &str, state: &str) -> VaultFileRecord {
+fn record(relpath: &str, state: &[u8]) -> VaultFileRecord {
     VaultFileRecord {
         relpath: relpath.into(),
         size: 10,
         mtime_ns: 1_700_000_000_000_000_000,
         sha256: "ab".repeat(32),
-        state: state.into(),
+        state: state.to_vec(),
         diagnostics: String::new(),
     }
 }
@@ -20,8 +20,8 @@ fn vault_file_records_round_trip_touch_and_delete() {
     let f = fixture();
     f.store
         .write(|tx| {
-            tx.put_vault_file(&record("b.md", "{\"x\":1}"))?;
-            tx.put_vault_file(&VaultFileRecord { diagnostics: "[1]".into(), ..record("a.md", "{}") })
+            tx.put_vault_file(&record("b.md", b"\x00\x01binary\xff"))?;
+            tx.put_vault_file(&VaultFileRecord { diagnostics: "[1]".into(), ..record("a.md", b"") })
         })
         .unwrap();
     let sorted = |mut records: Vec<VaultFileRecord>| {
@@ -30,12 +30,16 @@ fn vault_file_records_round_trip_touch_and_delete() {
     };
     let full = sorted(f.store.vault_files(true).unwrap());
     assert_eq!(full.iter().map(|r| r.relpath.as_str()).collect::<Vec<_>>(), ["a.md", "b.md"]);
-    assert_eq!(full[1], record("b.md", "{\"x\":1}"));
+    assert_eq!(full[1], record("b.md", b"\x00\x01binary\xff"));
     let light = sorted(f.store.vault_files(false).unwrap());
-    assert_eq!((light[1].state.as_str(), light[0].diagnostics.as_str()), ("", "[1]"), "light rows skip the state");
+    assert_eq!(
+        (light[1].state.as_slice(), light[0].diagnostics.as_str()),
+        (&b""[..], "[1]"),
+        "light rows skip the state"
+    );
     f.store.write(|tx| tx.touch_vault_file("b.md", 11, 5)).unwrap();
     let touched = &sorted(f.store.vault_files(true).unwrap())[1];
-    assert_eq!((touched.size, touched.mtime_ns, touched.state.as_str()), (11, 5, "{\"x\":1}"));
+    assert_eq!((touched.size, touched.mtime_ns, touched.state.as_slice()), (11, 5, &b"\x00\x01binary\xff"[..]));
     assert!(f.store.write(|tx| tx.delete_vault_file("a.md")).unwrap());
     assert!(!f.store.write(|tx| tx.delete_vault_file("a.md")).unwrap());
     assert_eq!(f.store.write(|tx| tx.clear_vault_files()).unwrap(), 1);
@@ -51,7 +55,7 @@ fn vault_values_move_the_generation_only_when_they_change() {
     assert_eq!(f.store.generation().unwrap(), start + 1);
     assert!(!f.store.write(|tx| tx.set_vault_value("feed", "{}")).unwrap(), "same value: no write");
     assert_eq!(f.store.generation().unwrap(), start + 1);
-    f.store.write(|tx| tx.put_vault_file(&record("a.md", "{}"))).unwrap();
+    f.store.write(|tx| tx.put_vault_file(&record("a.md", b""))).unwrap();
     assert_eq!(f.store.generation().unwrap(), start + 1, "file records are bookkeeping");
     assert_eq!(f.store.vault_value("feed").unwrap().as_deref(), Some("{}"));
 }
@@ -93,4 +97,66 @@ fn the_source_prefix_filter_selects_vault_items() {
     assert_eq!(crate::candidate_ids(&f.store, "from", &filter).len(), 1);
     assert_eq!(f.store.write(|tx| tx.delete_items_by_source_prefix("vault:")).unwrap(), 1);
     assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 1);
+}
+
+#[test]
+fn a_bulk_insert_after_other_writes_of_its_transaction_succeeds() {
+    // A tick that re-reads a whole vault (a new index format) deletes and rewrites before it
+    // inserts thousands of items, all in one transaction: the bulk insert's settings must
+    // not need a transaction that has written nothing yet.
+    let f = fixture();
+    let items: Vec<_> = (0..2000).map(|n| item(n, &format!("vault lesson {n}"), "retry with backoff")).collect();
+    let first: Vec<&brain_core::Item> = items[..1000].iter().collect();
+    f.store.write(|tx| tx.insert_many(&first)).unwrap();
+    let ids: Vec<String> = items[..1000].iter().map(|i| i.id.clone()).collect();
+    let rest: Vec<&brain_core::Item> = items[1000..].iter().collect();
+    let (deleted, skipped) = f
+        .store
+        .write(|tx| {
+            tx.put_vault_file(&record("a.md", b"state"))?;
+            let deleted = tx.delete_many(&ids)?;
+            Ok((deleted, tx.insert_many(&rest)?))
+        })
+        .unwrap();
+    assert_eq!((deleted, skipped.len()), (1000, 0));
+    assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 1000);
+    assert_eq!(crate::candidate_ids(&f.store, "lesson 1500", &ItemFilter::default()).first(), Some(&items[1500].id));
+}
+
+#[test]
+fn the_vault_states_of_an_older_sqlite_database_are_dropped_and_its_rows_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("brain.db");
+    let location = brain_store::StoreLocation::Sqlite(path.clone());
+    drop(brain_store::Store::open(&location, true, brain_store::PageReads::Mapped).unwrap());
+    // The database as migration 9 left it: the state column is text (JSON).
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    connection
+        .execute_batch(
+            "DROP TABLE vault_files; \
+             CREATE TABLE vault_files (relpath TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, \
+             sha256 TEXT NOT NULL, diagnostics TEXT NOT NULL DEFAULT '', state TEXT NOT NULL) STRICT; \
+             INSERT INTO vault_files (relpath, size, mtime_ns, sha256, diagnostics, state) \
+             VALUES ('a.md', 3, 7, 'ab', '[1]', '{\"x\":1}'); \
+             INSERT INTO vault_state (key, value) VALUES ('format', '4'); \
+             PRAGMA user_version = 9;",
+        )
+        .unwrap();
+    drop(connection);
+    let store = brain_store::Store::open(&location, true, brain_store::PageReads::Mapped).unwrap();
+    let records = store.vault_files(true).unwrap();
+    assert_eq!(
+        records,
+        [VaultFileRecord {
+            diagnostics: "[1]".into(),
+            size: 3,
+            mtime_ns: 7,
+            sha256: "ab".into(),
+            ..record("a.md", b"")
+        }],
+        "the row is kept, its JSON state dropped: the next scan parses the file again"
+    );
+    assert_eq!(store.vault_value("format").unwrap(), None);
+    store.write(|tx| tx.put_vault_file(&record("a.md", &[0, 159, 255]))).unwrap();
+    assert_eq!(store.vault_files(true).unwrap()[0].state, [0, 159, 255]);
 }

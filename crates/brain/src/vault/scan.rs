@@ -44,8 +44,9 @@ pub(crate) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 /// again, its items diffed by id), so a change of the id scheme never leaves stale ids.
 /// 2: ids of an arc's blocks from its `cluster_id`, signals keyed by source and severity,
 /// bounded nesting and derived content. 3: an arc's `mitigates:`. 4: date folders'
-/// `_dashboard.md` as generated notes.
-pub(crate) const INDEX_FORMAT: &str = "4";
+/// `_dashboard.md` as generated notes. 5: states stored in postcard's encoding (fields by
+/// position: any change of [`FileState`]'s shape needs a new version).
+pub(crate) const INDEX_FORMAT: &str = "5";
 
 /// Message prefix of the diagnostic on a second file with the same `cluster_id`.
 const DUPLICATE_PREFIX: &str = "duplicate cluster_id";
@@ -130,7 +131,7 @@ pub(crate) struct ChangedFile {
     pub analyzed: Analyzed,
     /// `analyzed.state` as stored, made where the file was parsed (off the writing thread)
     /// assuming the file owns its arc; redone when ownership settles otherwise.
-    pub state_json: String,
+    pub state_bytes: Vec<u8>,
     /// Set by the tick for a file it edited only in `heat:`/`status:` (values no item is
     /// made of): its items are the ones the index holds under this relpath (the file's old
     /// path when it moved), so they are not compared one by one; a move gives them the new
@@ -150,8 +151,8 @@ pub(crate) struct KeptItems {
 impl ChangedFile {
     pub fn new(relpath: String, size: u64, mtime_ns: i64, sha256: String, mut analyzed: Analyzed) -> ChangedFile {
         analyzed.state.arc_owner = analyzed.state.arc.is_some();
-        let state_json = state_json(&analyzed.state);
-        ChangedFile { relpath, size, mtime_ns, sha256, analyzed, state_json, kept_items: None }
+        let state_bytes = analyzed.state.to_bytes();
+        ChangedFile { relpath, size, mtime_ns, sha256, analyzed, state_bytes, kept_items: None }
     }
 }
 
@@ -262,8 +263,8 @@ fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<
     let mut states: Vec<Option<FileState>> = Vec::new();
     if !reset {
         store.vault_files_each(with_states, &mut |row| {
-            states.push(if with_states { serde_json::from_str(row.state).ok() } else { Some(FileState::default()) });
-            records.push(VaultFileRow { state: "", ..row }.to_record());
+            states.push(if with_states { FileState::from_bytes(row.state) } else { Some(FileState::default()) });
+            records.push(VaultFileRow { state: &[], ..row }.to_record());
         })?;
     }
     Ok(StoredIndex { root, reset, current_format, records, states })
@@ -341,7 +342,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     let config = &brain.config.vault;
     let store = brain.store();
     let root_text = root.display().to_string();
-    // The walk (stat calls) runs beside the read of the index (SQLite and JSON): they are
+    // The walk (stat calls) runs beside the read of the index (SQLite and the stored states): they are
     // independent, and together they are most of a scan that finds nothing new.
     let (walked, index) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| walk(root, skip));
@@ -573,7 +574,7 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
         }
     }
     for changed in &mut changes.changed {
-        // The state moves into the index (its JSON is already made).
+        // The state moves into the index (its stored form is already made).
         let previous = snapshot.insert(
             changed.relpath.clone(),
             IndexedFile {
@@ -601,7 +602,7 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
     for changed in &mut changes.changed {
         if let Some(file) = snapshot.get(&changed.relpath) {
             if file.state.arc_owner != file.state.arc.is_some() {
-                changed.state_json = state_json(&file.state);
+                changed.state_bytes = file.state.to_bytes();
             }
             changed.analyzed.diagnostics = file.diagnostics.clone();
         }
@@ -787,7 +788,7 @@ pub(crate) fn load_snapshot(brain: &Brain) -> BrainResult<Snapshot> {
     let mut snapshot = Snapshot::new();
     for record in records {
         // An unreadable state is replaced by the file's next parse (`scan` re-reads it).
-        let state: FileState = serde_json::from_str(&record.state).unwrap_or_default();
+        let state = FileState::from_bytes(&record.state).unwrap_or_default();
         let diagnostics = diagnostics_from_json(&record.relpath, &record.diagnostics);
         snapshot.insert(
             record.relpath,
@@ -932,7 +933,7 @@ fn apply_with_feed(
                 size: changed.size,
                 mtime_ns: changed.mtime_ns,
                 sha256: changed.sha256.clone(),
-                state: changed.state_json.clone(),
+                state: changed.state_bytes.clone(),
                 diagnostics: diagnostics_to_json(&changed.analyzed.diagnostics),
             })?;
             if let Some(kept) = &changed.kept_items {
@@ -974,7 +975,7 @@ fn apply_with_feed(
                 size: file.size,
                 mtime_ns: file.mtime_ns,
                 sha256: file.sha256.clone(),
-                state: state_json(&file.state),
+                state: file.state.to_bytes(),
                 diagnostics: diagnostics_to_json(&file.diagnostics),
             })?;
         }
@@ -996,10 +997,6 @@ fn apply_with_feed(
         Ok(())
     })?;
     Ok(applied)
-}
-
-pub(crate) fn state_json(state: &FileState) -> String {
-    serde_json::to_string(state).unwrap_or_else(|_| "{}".into())
 }
 
 /// Writes `item` over the stored one when the index's fields differ (inserting it when it is
