@@ -193,6 +193,29 @@ pub(crate) fn replace_staged(path: &Path, temp: &Path, expected_sha256: &str) ->
     Ok(true)
 }
 
+/// Writes `bytes` over the file at `path` from `offset`, in place, if the file still hashes
+/// to `expected_sha256`: the check reads through the very file the write then goes to (a
+/// file renamed over `path` meanwhile is not written). Returns false when it changed or
+/// disappeared since it was read. Not synced: the caller's index records the file as racy,
+/// so a write lost to a crash is a file the next scan hashes and finds as it was.
+#[cfg(unix)]
+pub(crate) fn patch_in_place(path: &Path, expected_sha256: &str, offset: u64, bytes: &[u8]) -> io::Result<bool> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let mut file = match std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err),
+    };
+    let mut current = Vec::new();
+    file.read_to_end(&mut current)?;
+    if sha256_hex(&current) != expected_sha256 || offset as usize + bytes.len() > current.len() {
+        return Ok(false);
+    }
+    file.write_all_at(bytes, offset)?;
+    Ok(true)
+}
+
 /// Links the staged `temp` into place at `path`, never over an existing file, and removes
 /// the temp. Returns false when `path` already exists.
 pub(crate) fn create_staged(path: &Path, temp: &Path) -> io::Result<bool> {

@@ -1136,9 +1136,10 @@ fn diff_sections(input: DiffInput<'_>) -> Vec<(String, Vec<String>)> {
     sections
 }
 
-/// An edit computed and not yet written: the file's path and the new text.
+/// An edit computed and not yet written: the file's path, the bytes read and the new text.
 struct Prepared {
     path: PathBuf,
+    old: Vec<u8>,
     new: String,
 }
 
@@ -1195,7 +1196,22 @@ fn prepare_edit(root: &Path, edit: &FileEdit) -> Result<Prepared, String> {
     if edit.set_active {
         new = set_frontmatter_scalar(&new, "status", "active").unwrap_or(new);
     }
-    Ok(Prepared { path, new })
+    Ok(Prepared { path, old: bytes, new })
+}
+
+/// Bytes of one disk sector: a write within one is never torn by a crash.
+const SECTOR: usize = 512;
+
+/// The one range of bytes where `new` differs from `old` when both have the same length and
+/// the range lies within one sector (a new `heat:` digit): such an edit is written in place,
+/// and a crash leaves the file either as it was or as the tick made it.
+fn in_place_range(old: &[u8], new: &[u8]) -> Option<Range<usize>> {
+    if old.len() != new.len() {
+        return None;
+    }
+    let start = old.iter().zip(new).position(|(a, b)| a != b)?;
+    let end = old.len() - old.iter().rev().zip(new.iter().rev()).position(|(a, b)| a != b)?;
+    (start / SECTOR == (end - 1) / SECTOR).then_some(start..end)
 }
 
 /// A write whose new bytes wait in a temp file beside their destination (not yet synced,
@@ -1206,19 +1222,62 @@ struct Staged {
     changed: ChangedFile,
 }
 
+/// An edit ready to be put in place: staged in a temp file, or (an edit of a few bytes of
+/// one sector that leaves the length, no move) the new text, written in place at commit.
+enum StagedEdit {
+    Temp(Box<Staged>),
+    InPlace { new: String, range: Range<usize> },
+}
+
 /// How the index entry of a written file is made: `(relpath, bytes, a path to stat)`.
 type Reindex<'a> = &'a (dyn Fn(&str, &[u8], &Path) -> ChangedFile + Sync);
 
-/// Computes an edit and stages its new bytes (beside the target of a move).
-fn stage_edit(root: &Path, edit: &FileEdit, reindex: Reindex<'_>) -> Result<Staged, String> {
-    let Prepared { path, new } = prepare_edit(root, edit)?;
+/// Computes an edit and stages its new bytes (beside the target of a move), or keeps the
+/// new text of an edit written in place (see [`in_place_range`]; Unix).
+fn stage_edit(root: &Path, edit: &FileEdit, reindex: Reindex<'_>) -> Result<StagedEdit, String> {
+    let Prepared { path, old, new } = prepare_edit(root, edit)?;
+    if cfg!(unix)
+        && edit.move_to.is_none()
+        && let Some(range) = in_place_range(&old, new.as_bytes())
+    {
+        return Ok(StagedEdit::InPlace { new, range });
+    }
+    drop(old);
     let relpath = edit.move_to.as_deref().unwrap_or(&edit.relpath);
     let temp = fsio::stage(&root.join(relpath), new.as_bytes(), Some(&path)).map_err(|err| match &edit.move_to {
         Some(target) => format!("not graduated: cannot write {target}: {err}"),
         None => format!("left alone: cannot write it: {err}"),
     })?;
     let changed = reindex(relpath, new.as_bytes(), &temp);
-    Ok(Staged { temp, new_sha256: sha256_hex(new.as_bytes()), changed })
+    Ok(StagedEdit::Temp(Box::new(Staged { temp, new_sha256: sha256_hex(new.as_bytes()), changed })))
+}
+
+/// Writes an edit of a few bytes in place if the file still holds what was read, then
+/// makes its index entry (dated by the file as written).
+fn commit_in_place(
+    root: &Path,
+    edit: &FileEdit,
+    new: &str,
+    range: Range<usize>,
+    before_write: Option<&(dyn Fn(&Path) + Sync)>,
+    reindex: Reindex<'_>,
+) -> Result<ChangedFile, String> {
+    let path = root.join(&edit.relpath);
+    if let Some(hook) = before_write {
+        hook(&path);
+    }
+    #[cfg(unix)]
+    let written = fsio::patch_in_place(&path, &edit.sha256, range.start as u64, &new.as_bytes()[range]);
+    #[cfg(not(unix))]
+    let written: std::io::Result<bool> = {
+        let _ = range;
+        Err(std::io::Error::other("in-place writes need Unix"))
+    };
+    match written {
+        Ok(true) => Ok(reindex(&edit.relpath, new.as_bytes(), &path)),
+        Ok(false) => Err("left alone: the file changed while the tick was updating it".into()),
+        Err(err) => Err(format!("left alone: cannot write it: {err}")),
+    }
 }
 
 /// Puts a staged edit in place: renamed over the file if it still holds what was read, or,
@@ -1323,7 +1382,10 @@ fn apply_writes(
     let staged_notes = parallel_map(notes, |op| stage_note(root, op, reindex));
     let temps: Vec<&Path> = staged_edits
         .iter()
-        .filter_map(|staged| staged.as_ref().ok().map(|s| s.temp.as_path()))
+        .filter_map(|staged| match staged {
+            Ok(StagedEdit::Temp(s)) => Some(s.temp.as_path()),
+            _ => None,
+        })
         .chain(staged_notes.iter().filter_map(|staged| staged.as_ref().ok()?.as_ref().map(|s| s.temp.as_path())))
         .collect();
     if let Err(err) = fsio::sync_staged(root, &temps) {
@@ -1344,17 +1406,25 @@ fn apply_writes(
                 from: edit.relpath.clone(),
                 to: edit.move_to.clone()?,
                 from_sha256: edit.sha256.clone(),
-                to_sha256: staged.as_ref().ok()?.new_sha256.clone(),
+                to_sha256: match staged.as_ref().ok()? {
+                    StagedEdit::Temp(s) => s.new_sha256.clone(),
+                    StagedEdit::InPlace { .. } => return None,
+                },
             })
         })
         .collect();
     let journaled = if journal.is_empty() { Ok(()) } else { moves::begin(root, &journal) };
-    let slots: Vec<(usize, Slot<Result<Staged, String>>)> =
+    let slots: Vec<(usize, Slot<Result<StagedEdit, String>>)> =
         staged_edits.into_iter().enumerate().map(|(i, staged)| (i, std::sync::Mutex::new(Some(staged)))).collect();
     let edited = parallel_map(&slots, |(i, slot)| {
         let edit = edits[*i];
         let staged = slot.lock().unwrap_or_else(|poison| poison.into_inner()).take();
-        let staged = staged.unwrap_or_else(|| Err("not applied".to_string()))?;
+        let staged = match staged.unwrap_or_else(|| Err("not applied".to_string()))? {
+            StagedEdit::Temp(staged) => *staged,
+            StagedEdit::InPlace { new, range } => {
+                return commit_in_place(root, edit, &new, range, before_write, reindex);
+            }
+        };
         if edit.move_to.is_some()
             && let Err(err) = &journaled
         {
@@ -1505,6 +1575,28 @@ pub(crate) fn default_feed_dir(root: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_same_length_change_within_one_sector_is_written_in_place() {
+        let old = format!("---\nheat: 4\n---\n{}", "x".repeat(2000));
+        let at = old.find('4').unwrap();
+        assert_eq!(in_place_range(old.as_bytes(), old.replace("heat: 4", "heat: 3").as_bytes()), Some(at..at + 1));
+        assert_eq!(in_place_range(old.as_bytes(), old.replace("heat: 4", "heat: 10").as_bytes()), None, "longer");
+        assert_eq!(in_place_range(old.as_bytes(), old.as_bytes()), None, "nothing to write");
+        // Two changes a sector apart: a crash could tear them.
+        let mut far = old.replace("heat: 4", "heat: 3").into_bytes();
+        far[SECTOR + 100] = b'y';
+        assert_eq!(in_place_range(old.as_bytes(), &far), None);
+        // Two changes in one sector: one range over both.
+        let mut near = old.replace("heat: 4", "heat: 3").into_bytes();
+        near[at + 10] = b'y';
+        assert_eq!(in_place_range(old.as_bytes(), &near), Some(at..at + 11));
+        // A range across a sector boundary.
+        let mut across = old.clone().into_bytes();
+        across[SECTOR - 1] = b'y';
+        across[SECTOR] = b'y';
+        assert_eq!(in_place_range(old.as_bytes(), &across), None);
+    }
 
     #[test]
     fn a_removed_block_takes_its_own_lines_with_it() {

@@ -510,3 +510,80 @@ fn a_tick_removes_the_temp_files_of_dead_writers_and_leaves_everything_else() {
         assert!(vault.exists(relpath), "{relpath} was removed");
     }
 }
+
+/// The mid arc without its cleared signal, its `heat:` one digit off what the tick computes
+/// (2): the tick's only edit of it is that digit.
+fn mid_arc_one_digit_off() -> String {
+    MID_ARC
+        .replace(
+            "<!-- @signal severity=resolved source=vault-sync -->\nVault sync lagging (CLEARED: NFS cache fixed)\n<!-- @/signal -->\n",
+            "",
+        )
+        .replace("heat: 2\n", "heat: 5\n")
+}
+
+#[test]
+fn a_one_digit_heat_change_is_written_into_the_file_itself() {
+    use std::os::unix::fs::MetadataExt;
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    let arc = mid_arc_one_digit_off();
+    vault.write(MID, &arc);
+    // A second name for the file (a hard link, as some sync tools keep) and its inode.
+    std::fs::hard_link(vault.root.join(MID), env.home.join("mid-link.md")).unwrap();
+    let inode = std::fs::metadata(vault.root.join(MID)).unwrap().ino();
+    let report = tick(&env, &vault, &[]);
+    let change = report["heat_changes"].as_array().unwrap().iter().find(|c| c["file"] == MID).cloned();
+    assert_eq!(change.map(|c| (c["from"].clone(), c["to"].clone())), Some((5.into(), 2.into())));
+    let expected = arc.replace("heat: 5\n", "heat: 2\n");
+    assert_eq!(vault.read(MID), expected);
+    assert_eq!(std::fs::metadata(vault.root.join(MID)).unwrap().ino(), inode, "the same file, edited in place");
+    assert_eq!(std::fs::read_to_string(env.home.join("mid-link.md")).unwrap(), expected, "the link sees the edit");
+    // The index learned the new bytes: the next tick neither parses nor edits it.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let next = tick(&env, &vault, &[]);
+    assert_eq!(next["scan"]["parsed"], 0, "{}", next["scan"]);
+    assert!(next["heat_changes"].as_array().unwrap().is_empty());
+    assert_eq!(vault.read(MID), expected);
+}
+
+#[test]
+fn a_one_digit_heat_change_is_refused_when_the_file_changed_or_was_replaced_meanwhile() {
+    for replace in [false, true] {
+        let env = Env::new();
+        let vault = standard_vault(&env);
+        vault.write(MID, mid_arc_one_digit_off());
+        let brain = env.open_brain();
+        let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
+        // The user's version keeps `heat: 5` at the same offset: only the check can tell.
+        let user = format!("{}\nA line the user typed while the tick ran.\n", mid_arc_one_digit_off());
+        let hook = |path: &Path| {
+            if path.ends_with(MID) {
+                if replace {
+                    // An editor's atomic save: a new file renamed over the old one.
+                    let temp = path.with_extension("swp");
+                    std::fs::write(&temp, &user).unwrap();
+                    std::fs::rename(&temp, path).unwrap();
+                } else {
+                    std::fs::write(path, &user).unwrap();
+                }
+            }
+        };
+        let options = brain::vault::TickOptions {
+            location,
+            dry_run: false,
+            no_ai: true,
+            progress: &|_, _| {},
+            before_write: Some(&hook),
+        };
+        let report = brain::vault::tick(&brain, &options).unwrap();
+        assert_eq!(vault.read(MID), user, "replace: {replace}");
+        let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
+        assert!(skipped.contains(&(MID, "left alone: the file changed while the tick was updating it")), "{skipped:?}");
+        assert!(report.heat_changes.iter().all(|change| change.file != MID));
+        // The next tick edits the user's version.
+        drop(brain);
+        tick(&env, &vault, &[]);
+        assert_eq!(vault.read(MID), user.replace("heat: 5\n", "heat: 2\n"), "replace: {replace}");
+    }
+}
