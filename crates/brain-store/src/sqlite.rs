@@ -225,9 +225,14 @@ impl SqliteStore {
         // A bulk insert's large page cache goes with its transaction (committed or rolled
         // back): the pages it holds are freed, so what the process does next (a tick's writes,
         // its final index update) reuses that memory instead of adding to it.
+        // So do its in-memory statement journals (later transactions journal to temp files
+        // again) and its cached 900-row insert programs (megabytes each).
         let raised = self.bulk_cache.lock().unwrap_or_else(|poison| poison.into_inner()).take();
         if let Some(size) = raised {
-            let _ = connection.execute_batch(&format!("PRAGMA cache_size = {size}; PRAGMA shrink_memory;"));
+            connection.flush_prepared_statement_cache();
+            let _ = connection.execute_batch(&format!(
+                "PRAGMA cache_size = {size}; PRAGMA temp_store = DEFAULT; PRAGMA shrink_memory;"
+            ));
         }
         outcome
     }

@@ -671,7 +671,7 @@ fn recent_arcs(brain: &Brain, since: Timestamp) -> Vec<String> {
     let mut arcs: Vec<&crate::vault::state::ArcState> = snapshot
         .values()
         .filter(|file| file.state.arc_owner && !file.state.merged && file.state.generated.is_none())
-        .filter_map(|file| file.state.arc.as_ref())
+        .filter_map(|file| file.state.arc.as_deref())
         .filter(|arc| arc.created >= since.as_second())
         .collect();
     arcs.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.cluster_id.cmp(&b.cluster_id)));

@@ -82,7 +82,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
         .snapshot
         .iter()
         .filter(|(_, file)| file.state.generated.is_none() && file.state.arc_owner)
-        .filter_map(|(relpath, file)| Some((relpath.as_str(), file.state.arc.as_ref()?, file.state.project.as_str())))
+        .filter_map(|(relpath, file)| Some((relpath.as_str(), file.state.arc.as_deref()?, file.state.project.as_str())))
         .collect();
     let arcs_total = arcs.len();
     arcs.sort_by(|a, b| {
@@ -202,7 +202,7 @@ mod tests {
                 edges: vec![format!("2026-11-01-arc-{:05}", (n + 1) % arcs)],
                 ..ArcState::default()
             };
-            let state = FileState { arc: Some(arc), arc_owner: true, ..FileState::default() };
+            let state = FileState { arc: Some(Box::new(arc)), arc_owner: true, ..FileState::default() };
             snapshot.insert(format!("clusters/a/{n}.md"), IndexedFile { state, ..IndexedFile::default() });
         }
         snapshot

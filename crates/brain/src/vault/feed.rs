@@ -85,7 +85,7 @@ pub(crate) fn arc_views(snapshot: &Snapshot, now: Timestamp) -> Vec<ArcView<'_>>
     let owned: Vec<(&str, &IndexedFile, &ArcState)> = snapshot
         .iter()
         .filter(|(_, file)| file.state.arc_owner)
-        .filter_map(|(relpath, file)| Some((relpath.as_str(), file, file.state.arc.as_ref()?)))
+        .filter_map(|(relpath, file)| Some((relpath.as_str(), file, file.state.arc.as_deref()?)))
         .collect();
     let mut replays: HashMap<&str, u32> = HashMap::new();
     for (_, _, arc) in &owned {

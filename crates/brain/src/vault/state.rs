@@ -38,7 +38,10 @@ pub(crate) struct FileState {
     pub readonly: bool,
     /// `project:` of the frontmatter; items are scoped `project/<it>`, else `global`.
     pub project: String,
-    pub arc: Option<ArcState>,
+    /// Boxed: most entries of an index are arcs, but the states kept beside others (a
+    /// tick's old states, the snapshot's tree nodes, vectors grown by doubling) are sized by
+    /// the inline part.
+    pub arc: Option<Box<ArcState>>,
     /// This file is the one indexed for its `cluster_id` (the first by path when several
     /// files share one).
     pub arc_owner: bool,
@@ -266,7 +269,7 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
         }
     }
     if let (Some(fm), Some(cluster_id)) = (frontmatter, cluster_id) {
-        state.arc = Some(arc_state(fm, cluster_id, created, &doc.markers));
+        state.arc = Some(Box::new(arc_state(fm, cluster_id, created, &doc.markers)));
     }
     let scope = file_scope(&state);
     let source = format!("{SOURCE_PREFIX}{relpath}");
