@@ -383,20 +383,28 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     let moved: HashMap<&str, &str> =
         edits.values().filter_map(|e| Some((e.relpath.as_str(), e.move_to.as_deref()?))).collect();
     let active = active_signals(&snapshot, now, config);
-    let (note_ops, promotions, demotions) = plan_notes(&snapshot, &views, &active, &moved, config, &mut skipped);
+    // The generated notes are planned on this thread while another works out the feed's
+    // inputs as they will be after this tick: both only read the index and the views, and
+    // each was a sixth of a steady tick.
+    let views_read = &views;
+    let ((note_ops, promotions, demotions), (hot, inject_states, health_line, digest)) = std::thread::scope(|scope| {
+        let feed_inputs = scope.spawn(|| {
+            let hot = hot_views(views_read, config.hot_arcs);
+            let inject_states = active_inject_states(&snapshot, now);
+            let health_line = health_line(&snapshot, views_read, active.len(), now);
+            // Feed hashing: the feed files and the session feed are a function of these
+            // inputs. When their digest matches the last tick's and the files on disk are
+            // still the ones it wrote, nothing is rendered (and nothing redacted) again.
+            let digest = feed_digest(now, &project_hot_views(views_read, config.hot_arcs), &active, &inject_states);
+            (hot, inject_states, health_line, digest)
+        });
+        let planned = plan_notes(&snapshot, views_read, &active, &moved, config, &mut skipped);
+        (planned, feed_inputs.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
     step = clock.step("plan", step);
 
     let verify_results = verify_signals(&active, location, config, options.dry_run);
     step = clock.step("verify", step);
-
-    // The feed, as it will be after this tick.
-    let hot = hot_views(&views, config.hot_arcs);
-    let inject_states = active_inject_states(&snapshot, now);
-    let health_line = health_line(&snapshot, &views, active.len(), now);
-    // Feed hashing: the feed files and the session feed are a function of these inputs. When
-    // their digest matches the last tick's and the files on disk are still the ones it wrote,
-    // nothing is rendered (and nothing redacted) again.
-    let digest = feed_digest(now, &project_hot_views(&views, config.hot_arcs), &active, &inject_states);
     let cache: Option<FeedCache> =
         brain.store().vault_value("feed_cache")?.and_then(|text| serde_json::from_str(&text).ok());
     let reuse = cache.as_ref().is_some_and(|cache| cache.digest == digest && cache.files_intact(&location.feed_dir));
