@@ -146,6 +146,8 @@ pub(crate) struct KeptItems {
     pub from: String,
     /// Their ids, the file's arc item included.
     pub ids: Vec<String>,
+    /// The file owned its arc before the edit (set when the change is laid over the index).
+    pub was_owner: bool,
 }
 
 impl ChangedFile {
@@ -172,8 +174,8 @@ pub(crate) struct IndexChanges {
     pub arc_upserts: Vec<(String, FileState)>,
     /// Arc item ids no file owns any more.
     pub arc_deletes: Vec<String>,
-    /// Old states of changed files, by relpath (for the item diff); of a file whose items
-    /// were kept ([`ChangedFile::kept_items`]) only `arc_owner`.
+    /// Old states of changed files, by relpath (for the item diff); none for a file whose
+    /// items were kept ([`ChangedFile::kept_items`]: whether it owned its arc is kept there).
     pub old_states: HashMap<String, FileState>,
     pub root: Option<String>,
     /// Record [`INDEX_FORMAT`] (the index was written under another one, or none).
@@ -587,13 +589,14 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
         );
         if let Some(previous) = previous {
             // A file whose items were kept lists the same ids as before: of its old state
-            // only whether it owned its arc is read again (the rest is freed here).
-            let old = if changed.kept_items.is_some() {
-                FileState { arc_owner: previous.state.arc_owner, ..FileState::default() }
-            } else {
-                previous.state
-            };
-            changes.old_states.insert(changed.relpath.clone(), old);
+            // only whether it owned its arc is read again, kept beside the ids (the rest is
+            // freed here; a map entry a file was ~4 MB at a first tick of 10k arcs).
+            match &mut changed.kept_items {
+                Some(kept) => kept.was_owner = previous.state.arc_owner,
+                None => {
+                    changes.old_states.insert(changed.relpath.clone(), previous.state);
+                }
+            }
         }
     }
     let changed_paths: HashSet<String> = changes.changed.iter().map(|c| c.relpath.clone()).collect();
@@ -911,14 +914,19 @@ fn apply_with_feed(
     let counter = *brain.counter();
     let mut applied = Applied::default();
     let mut arc_items: Vec<(Item, bool)> = Vec::new();
-    let changed_paths: HashSet<&str> = changes.changed.iter().map(|c| c.relpath.as_str()).collect();
+    let changed_by_path: HashMap<&str, &ChangedFile> =
+        changes.changed.iter().map(|c| (c.relpath.as_str(), c)).collect();
     for (relpath, state) in &changes.arc_upserts {
         match arc_item(relpath, state, counter) {
             // Streamed in during the parse, from this very file: already stored as is.
             Some(Ok(item)) if changes.streamed_arcs.get(&item.id) == Some(relpath) => {}
             Some(Ok(item)) => {
-                let known = changes.old_states.get(relpath).is_some_and(|old| old.arc_owner)
-                    || !changed_paths.contains(relpath.as_str());
+                // Stored before this change: the file was unchanged, or owned the arc then.
+                let known = match (changes.old_states.get(relpath), changed_by_path.get(relpath.as_str())) {
+                    (Some(old), _) => old.arc_owner,
+                    (None, Some(changed)) => changed.kept_items.as_ref().is_some_and(|kept| kept.was_owner),
+                    (None, None) => true,
+                };
                 arc_items.push((item, known));
             }
             Some(Err(err)) => diagnostics.push(Diagnostic {

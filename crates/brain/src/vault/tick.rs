@@ -534,7 +534,11 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
     }
     feed_files.push(FeedFileChange { name: "health.jsonl".into(), changed: true });
     let arcs = views.len();
+    // Done with: freed before the index update, whose allocations reuse the memory (at a
+    // first tick the edits and the generated notes' texts are megabytes).
     drop(views);
+    drop(edits);
+    drop(note_ops);
     if !options.dry_run {
         append_health(&location.feed_dir, &health_line)?;
         // The index learns what the tick wrote (so the next scan finds nothing to parse), and
@@ -1544,7 +1548,7 @@ fn kept_items(snapshot: &Snapshot, edit: &FileEdit, changed: &ChangedFile) -> Op
     }
     let mut ids = new.items.clone();
     ids.extend(new.arc.as_ref().map(|arc| brain_core::vault::arc_id(&arc.cluster_id)));
-    Some(KeptItems { from: edit.relpath.clone(), ids })
+    Some(KeptItems { from: edit.relpath.clone(), ids, was_owner: false })
 }
 
 /// The index entry of a file the tick just wrote (`stat`: the file whose time dates it, the
