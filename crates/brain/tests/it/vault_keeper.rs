@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::Env;
-use crate::vault_support::{Vault, changed_files, fingerprint, json, standard_vault};
+use crate::vault_support::{Vault, changed_files, fingerprint, json, standard_vault, tick_with_hook};
 
 const HOT_DASHBOARD: &str = "clusters/2026-11-21/_dashboard.md";
 const MID_DASHBOARD: &str = "clusters/2026-11-19/_dashboard.md";
@@ -176,21 +176,13 @@ fn an_inbox_note_edited_while_the_tick_drains_it_stays_as_the_user_wrote_it() {
     let note = "---\ntags: [idea]\n---\nFirst draft.\n";
     vault.write("raw/inbox/draft.md", note);
     let brain = env.open_brain();
-    let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     let edited = "---\ntags: [idea]\n---\nSecond draft, typed during the tick.\n";
     let hook = |path: &Path| {
         if path.ends_with("raw/inbox/draft.md") {
             std::fs::write(path, edited).unwrap();
         }
     };
-    let options = brain::vault::TickOptions {
-        location,
-        dry_run: false,
-        no_ai: true,
-        progress: &|_, _| {},
-        before_write: Some(&hook),
-    };
-    let report = brain::vault::tick(&brain, &options).unwrap();
+    let report = tick_with_hook(&brain, &vault, &hook);
     assert_eq!(vault.read("raw/inbox/draft.md"), edited);
     assert!(!vault.exists("right/ideas/draft.md"), "the move was rolled back");
     assert!(report.inbox.is_empty());

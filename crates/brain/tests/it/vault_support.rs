@@ -202,3 +202,21 @@ pub fn standard_vault(env: &Env) -> Vault {
 pub fn json(env: &Env, args: &[&str]) -> serde_json::Value {
     env.json(args)
 }
+
+/// One phase-1 tick of `brain` over `vault` with `hook` run just before each file of the
+/// vault is written (a user editing that file at that moment).
+pub fn tick_with_hook(
+    brain: &brain::app::Brain,
+    vault: &Vault,
+    hook: &(dyn Fn(&Path) + Sync),
+) -> brain::vault::TickReport {
+    let location = brain::vault::Location::resolve(brain, Some(&vault.root), None).unwrap();
+    let options = brain::vault::TickOptions {
+        location,
+        dry_run: false,
+        no_ai: true,
+        progress: &|_, _| {},
+        before_write: Some(hook),
+    };
+    brain::vault::tick(brain, &options).unwrap()
+}

@@ -7,7 +7,7 @@ use predicates::prelude::*;
 
 use crate::vault_support::{
     HOT, HOT_ARC, MID, MID_ARC, NOTE, OLD, OLD_ARC, STANDING_NOTE, Vault, changed_files, fingerprint, json,
-    standard_vault,
+    standard_vault, tick_with_hook,
 };
 use crate::{Env, NOW};
 
@@ -230,7 +230,6 @@ fn a_file_edited_between_read_and_write_is_left_as_the_user_wrote_it() {
     let env = Env::new();
     let vault = standard_vault(&env);
     let brain = env.open_brain();
-    let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     let user_edit = "\nA line the user typed while the tick ran.\n";
     let hook = |path: &Path| {
         if path.ends_with(HOT) || path.ends_with(OLD) {
@@ -239,14 +238,7 @@ fn a_file_edited_between_read_and_write_is_left_as_the_user_wrote_it() {
             std::fs::write(path, text).unwrap();
         }
     };
-    let options = brain::vault::TickOptions {
-        location,
-        dry_run: false,
-        no_ai: true,
-        progress: &|_, _| {},
-        before_write: Some(&hook),
-    };
-    let report = brain::vault::tick(&brain, &options).unwrap();
+    let report = tick_with_hook(&brain, &vault, &hook);
     // Both edits were refused: the files hold exactly what the user wrote.
     assert_eq!(vault.read(HOT), format!("{HOT_ARC}{user_edit}"));
     assert_eq!(vault.read(OLD), format!("{OLD_ARC}{user_edit}"));
@@ -554,7 +546,6 @@ fn a_one_digit_heat_change_is_refused_when_the_file_changed_or_was_replaced_mean
         let vault = standard_vault(&env);
         vault.write(MID, mid_arc_one_digit_off());
         let brain = env.open_brain();
-        let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
         // The user's version keeps `heat: 5` at the same offset: only the check can tell.
         let user = format!("{}\nA line the user typed while the tick ran.\n", mid_arc_one_digit_off());
         let hook = |path: &Path| {
@@ -569,14 +560,7 @@ fn a_one_digit_heat_change_is_refused_when_the_file_changed_or_was_replaced_mean
                 }
             }
         };
-        let options = brain::vault::TickOptions {
-            location,
-            dry_run: false,
-            no_ai: true,
-            progress: &|_, _| {},
-            before_write: Some(&hook),
-        };
-        let report = brain::vault::tick(&brain, &options).unwrap();
+        let report = tick_with_hook(&brain, &vault, &hook);
         assert_eq!(vault.read(MID), user, "replace: {replace}");
         let skipped: Vec<(&str, &str)> = report.skipped.iter().map(|s| (s.path.as_str(), s.reason.as_str())).collect();
         assert!(skipped.contains(&(MID, "left alone: the file changed while the tick was updating it")), "{skipped:?}");
