@@ -344,8 +344,8 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     let config = &brain.config.vault;
     let store = brain.store();
     let root_text = root.display().to_string();
-    // The walk (stat calls) runs beside the read of the index (SQLite and the stored states): they are
-    // independent, and together they are most of a scan that finds nothing new.
+    // The walk (stat calls) runs beside the read of the index (SQLite, the stored states):
+    // they are independent, and together they are most of a scan that finds nothing new.
     let (walked, index) = std::thread::scope(|scope| {
         let walker = scope.spawn(|| walk(root, skip));
         let index = read_index(brain, &root_text, mode.want_snapshot);
@@ -590,7 +590,8 @@ pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, remov
         if let Some(previous) = previous {
             // A file whose items were kept lists the same ids as before: of its old state
             // only whether it owned its arc is read again, kept beside the ids (the rest is
-            // freed here; a map entry a file was ~4 MB at a first tick of 10k arcs).
+            // freed here; an old state per file in the map was ~4 MB at a first tick of 10k
+            // arcs).
             match &mut changed.kept_items {
                 Some(kept) => kept.was_owner = previous.state.arc_owner,
                 None => {
@@ -710,8 +711,8 @@ fn read_files(
         std::thread::scope(|scope| {
             // Bounded: when the caller's sink is slower than the parse (a first scan inserting
             // every item), the parsers wait instead of queueing the whole vault's items
-            // (unbounded, 14 MB more at 10k arcs). In batches: a parser blocked on a full
-            // channel per file woke up (and the caller with it) once a file.
+            // (unbounded, 14 MB more at 10k arcs). In batches: with one file a message, a
+            // parser waiting on the full channel and the caller woke each other once a file.
             let (sender, receiver) = std::sync::mpsc::sync_channel::<Vec<(usize, Read)>>(threads * READ_AHEAD);
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
