@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use brain_core::vault::{Diagnostic, DiagnosticSeverity, arc_id};
 use brain_core::{Item, Kind};
-use brain_store::{ItemFilter, StoreError, VaultFileRecord, VaultFileRow, WriteTx};
+use brain_store::{ItemFilter, StoreError, VaultFileRecord, WriteTx};
 use serde::Serialize;
 
 use super::fsio::sha256_hex;
@@ -244,15 +244,14 @@ enum Read {
 }
 
 /// The index as the last scan left it: the stored root, whether this scan indexes another
-/// vault (`reset`), whether it was written under [`INDEX_FORMAT`], the records in the
-/// order they were stored and, with `with_states`, their states (`None` where a state does
-/// not read back).
+/// vault (`reset`), whether it was written under [`INDEX_FORMAT`], every file by path with,
+/// when asked for, its state, and the files whose stored state does not read back.
 struct StoredIndex {
     root: Option<String>,
     reset: bool,
     current_format: bool,
-    records: Vec<VaultFileRecord>,
-    states: Vec<Option<FileState>>,
+    files: Snapshot,
+    unreadable: HashSet<String>,
 }
 
 fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<StoredIndex> {
@@ -260,16 +259,28 @@ fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<
     let root = store.vault_value("root")?;
     let reset = root.as_deref().is_some_and(|stored| stored != root_text);
     let current_format = store.vault_value("format")?.as_deref() == Some(INDEX_FORMAT);
-    // Each state is decoded from the row's text in place; the record keeps the rest.
-    let mut records: Vec<VaultFileRecord> = Vec::new();
-    let mut states: Vec<Option<FileState>> = Vec::new();
+    // Each state is decoded from the row in place. The tree is built here, beside the walk,
+    // not after it (rows come in table order: ~11k inserts cost less than a sort and a build
+    // on the thread everything else waits for).
+    let mut files = Snapshot::new();
+    let mut unreadable = HashSet::new();
     if !reset {
         store.vault_files_each(with_states, &mut |row| {
-            states.push(if with_states { FileState::from_bytes(row.state) } else { Some(FileState::default()) });
-            records.push(VaultFileRow { state: &[], ..row }.to_record());
+            let state = if with_states { FileState::from_bytes(row.state) } else { Some(FileState::default()) };
+            if state.is_none() {
+                unreadable.insert(row.relpath.to_string());
+            }
+            let file = IndexedFile {
+                size: row.size,
+                mtime_ns: row.mtime_ns,
+                sha256: row.sha256.to_string(),
+                state: state.unwrap_or_default(),
+                diagnostics: diagnostics_from_json(row.relpath, row.diagnostics),
+            };
+            files.insert(row.relpath.to_string(), file);
         })?;
     }
-    Ok(StoredIndex { root, reset, current_format, records, states })
+    Ok(StoredIndex { root, reset, current_format, files, unreadable })
 }
 
 /// Streaming starts at this many new files (below it, one transaction does it all).
@@ -333,7 +344,7 @@ impl Streamed {
 /// What the index knew of a file that is read again.
 struct Known {
     sha256: String,
-    diagnostics: String,
+    diagnostics: Vec<Diagnostic>,
 }
 
 /// Scans the vault at `root` (canonical) into the index of `brain`. `skip` are vault-relative
@@ -351,45 +362,42 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let index = read_index(brain, &root_text, mode.want_snapshot);
         (walker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), index)
     });
-    let StoredIndex { root: stored_root, reset, current_format, mut records, mut states } = index?;
+    let StoredIndex { root: stored_root, reset, current_format, files: stored, unreadable } = index?;
 
     let mut report =
         ScanReport { vault: root_text.clone(), files: walked.files.len(), reindexed: reset, ..ScanReport::default() };
     let mut diagnostics: Vec<Diagnostic> = walked.diagnostics;
     let temps = walked.temps;
     let mut to_read: Vec<(&WalkedFile, Option<Known>)> = Vec::new();
-    let mut removed_paths: Vec<&str> = Vec::new();
-    // Each walked file is looked up in the index by path (hashing 10k paths that share long
-    // prefixes costs less than sorting them). `order`: the index's records of files still
-    // there, in path order (the walk's), then `gone`: those of files no longer there.
-    let mut stored: foldhash::HashMap<&str, usize> = foldhash::HashMapExt::with_capacity(records.len());
-    stored.extend(records.iter().enumerate().map(|(k, record)| (record.relpath.as_str(), k)));
-    let mut order: Vec<usize> = Vec::with_capacity(records.len());
+    let mut removed_paths: Vec<String> = Vec::new();
+    // The walked files and the index, both in path order, merged: a file of the index that
+    // the walk did not pass is gone, a walked file the index does not hold is new.
+    let mut indexed = stored.iter().peekable();
     for file in &walked.files {
-        let Some(k) = stored.remove(file.relpath.as_str()) else {
+        while let Some((relpath, _)) = indexed.next_if(|(relpath, _)| relpath.as_str() < file.relpath.as_str()) {
+            removed_paths.push(relpath.clone());
+        }
+        let Some((relpath, record)) = indexed.next_if(|(relpath, _)| **relpath == file.relpath) else {
             to_read.push((file, None));
             continue;
         };
-        order.push(k);
-        let (record, state) = (&records[k], &states[k]);
         // A state that no longer reads back (a format change, damage) forces a re-parse, and
         // so does an index of another format.
+        let readable = !unreadable.contains(relpath);
         let trusted = current_format
             && record.mtime_ns != 0
             && record.mtime_ns == file.mtime_ns
             && record.size == file.size
-            && state.is_some();
+            && readable;
         if trusted {
             report.unchanged += 1;
-            diagnostics.extend(diagnostics_from_json(&record.relpath, &record.diagnostics));
+            diagnostics.extend(record.diagnostics.iter().cloned());
         } else {
-            let sha256 = if current_format && state.is_some() { record.sha256.clone() } else { String::new() };
+            let sha256 = if current_format && readable { record.sha256.clone() } else { String::new() };
             to_read.push((file, Some(Known { sha256, diagnostics: record.diagnostics.clone() })));
         }
     }
-    let mut gone: Vec<usize> = stored.into_values().collect();
-    gone.sort_unstable_by(|&a, &b| records[a].relpath.cmp(&records[b].relpath));
-    removed_paths.extend(gone.iter().map(|&k| records[k].relpath.as_str()));
+    removed_paths.extend(indexed.map(|(relpath, _)| relpath.clone()));
 
     // Many new files (a first scan): their items go into the store while the rest are still
     // being parsed, in a transaction of their own that spans the parse (the store is written
@@ -446,7 +454,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
             Read::Touched => {
                 report.touched += 1;
                 if let Some(known) = known {
-                    diagnostics.extend(diagnostics_from_json(&file.relpath, &known.diagnostics));
+                    diagnostics.extend(known.diagnostics.iter().cloned());
                 }
                 changes.touched.push((file.relpath.clone(), file.size, recorded_mtime));
             }
@@ -488,32 +496,11 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         finish(&mut report, diagnostics, started);
         return Ok(ScanRun { report, snapshot: None, temps });
     }
-    let removed_owned: Vec<String> = removed_paths.iter().map(|relpath| relpath.to_string()).collect();
-    let mut snapshot: Snapshot = if mode.want_snapshot {
-        // Taken in path order: the map is built from sorted entries without sorting them
-        // (moving ~10k states of ~600 bytes each several times over); the few gone files
-        // join it one by one (the overlay below takes them out again).
-        let mut entry = |k: usize| {
-            let record = &mut records[k];
-            let relpath = std::mem::take(&mut record.relpath);
-            let diagnostics = diagnostics_from_json(&relpath, &record.diagnostics);
-            let file = IndexedFile {
-                size: record.size,
-                mtime_ns: record.mtime_ns,
-                sha256: std::mem::take(&mut record.sha256),
-                state: states[k].take().unwrap_or_default(),
-                diagnostics,
-            };
-            (relpath, file)
-        };
-        let mut snapshot: Snapshot = order.iter().map(|&k| entry(k)).collect();
-        snapshot.extend(gone.iter().map(|&k| entry(k)));
-        snapshot
-    } else {
-        load_snapshot(brain)?
-    };
+    // The tree read beside the walk is the snapshot (gone files included: the overlay
+    // below takes them out again).
+    let mut snapshot: Snapshot = if mode.want_snapshot { stored } else { load_snapshot(brain)? };
     if content_changed {
-        let removed_refs: Vec<&str> = removed_owned.iter().map(String::as_str).collect();
+        let removed_refs: Vec<&str> = removed_paths.iter().map(String::as_str).collect();
         overlay(&mut snapshot, &mut changes, &removed_refs);
         for (relpath, file) in &changes.restated {
             diagnostics.retain(|d| d.file != *relpath);
