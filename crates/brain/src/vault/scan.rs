@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use brain_core::vault::{Diagnostic, DiagnosticSeverity, arc_id};
 use brain_core::{Item, Kind};
-use brain_store::{ItemFilter, StoreError, VaultFileRecord, WriteTx};
+use brain_store::{ItemFilter, StoreError, VaultFileRecord, VaultFileRow, WriteTx};
 use serde::Serialize;
 
 use super::fsio::sha256_hex;
@@ -270,14 +270,7 @@ fn read_index(brain: &Brain, root_text: &str, with_states: bool) -> BrainResult<
             if state.is_none() {
                 unreadable.insert(row.relpath.to_string());
             }
-            let file = IndexedFile {
-                size: row.size,
-                mtime_ns: row.mtime_ns,
-                sha256: row.sha256.to_string(),
-                state: state.unwrap_or_default(),
-                diagnostics: diagnostics_from_json(row.relpath, row.diagnostics),
-            };
-            files.insert(row.relpath.to_string(), file);
+            files.insert(row.relpath.to_string(), indexed_file(&row, state.unwrap_or_default()));
         })?;
     }
     Ok(StoredIndex { root, reset, current_format, files, unreadable })
@@ -790,18 +783,24 @@ fn read_one(
 
 /// The whole stored index.
 pub(crate) fn load_snapshot(brain: &Brain) -> BrainResult<Snapshot> {
-    let records = brain.store().vault_files(true)?;
     let mut snapshot = Snapshot::new();
-    for record in records {
+    brain.store().vault_files_each(true, &mut |row| {
         // An unreadable state is replaced by the file's next parse (`scan` re-reads it).
-        let state = FileState::from_bytes(&record.state).unwrap_or_default();
-        let diagnostics = diagnostics_from_json(&record.relpath, &record.diagnostics);
-        snapshot.insert(
-            record.relpath,
-            IndexedFile { size: record.size, mtime_ns: record.mtime_ns, sha256: record.sha256, state, diagnostics },
-        );
-    }
+        let state = FileState::from_bytes(row.state).unwrap_or_default();
+        snapshot.insert(row.relpath.to_string(), indexed_file(&row, state));
+    })?;
     Ok(snapshot)
+}
+
+/// A row of the index as the snapshot holds it, with its decoded `state`.
+fn indexed_file(row: &VaultFileRow<'_>, state: FileState) -> IndexedFile {
+    IndexedFile {
+        size: row.size,
+        mtime_ns: row.mtime_ns,
+        sha256: row.sha256.to_string(),
+        state,
+        diagnostics: diagnostics_from_json(row.relpath, row.diagnostics),
+    }
 }
 
 /// `cluster_id` → owning relpath.
