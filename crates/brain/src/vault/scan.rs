@@ -653,8 +653,11 @@ const READ_AHEAD: usize = 4;
 
 /// Reads, hashes and parses files on all cores; returns the results in input order. Each
 /// file comes with what the index knew of it. `sink` sees every result on the calling
-/// thread as soon as it is ready (in completion order), so the caller can work on results
-/// while the rest are still being parsed.
+/// thread in input order, each as soon as it and those before it are ready, so the caller
+/// works on results while the rest are still being parsed, and what it does with them does
+/// not depend on which thread finished first (a first scan streams the items of two copies
+/// of one arc in path order: the first by path, which owns the arc, is stored, never the
+/// other one first and then re-sourced).
 fn read_files(
     root: &Path,
     files: &[(&WalkedFile, Option<Known>)],
@@ -714,10 +717,14 @@ fn read_files(
                 })
                 .collect();
             drop(sender);
+            let mut delivered = 0;
             for batch in receiver {
-                for (index, mut read) in batch {
-                    sink(index, &mut read);
+                for (index, read) in batch {
                     results[index] = Some(read);
+                }
+                while let Some(Some(read)) = results.get_mut(delivered) {
+                    sink(delivered, read);
+                    delivered += 1;
                 }
             }
             for handle in handles {
