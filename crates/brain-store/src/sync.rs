@@ -300,8 +300,9 @@ impl WriteTx<'_> {
 
     /// The synced copy's side of a pull: applies the server's `change` unless this copy
     /// already has it (its base is as new) or changed the item too since the last sync —
-    /// then the server's version is kept as a conflict beside the local one, never
-    /// written over it.
+    /// then the server's version is kept as a conflict beside the local one (replacing an
+    /// older one), never written over it. A pulled state equal to the local one ends any
+    /// conflict of the item.
     pub fn apply_pulled(&mut self, change: &Change, now: Timestamp) -> StoreResult<PullOutcome> {
         if change.version <= self.sync_base(&change.id)? {
             return Ok(PullOutcome::Unchanged);
@@ -320,6 +321,13 @@ impl WriteTx<'_> {
         if !equal {
             let local_version = local.as_ref().map_or(0, |item| item.version);
             self.write_state(&change.id, local.as_ref(), change.item.as_ref(), local_version)?;
+        }
+        if pending {
+            // The server came round to this copy's state (another copy made the same
+            // change): a conflict kept from an older pull has nothing left to resolve, and
+            // resolving it for the server's older side would bring back what the server
+            // itself has since replaced.
+            write_dispatch!(&mut self.backend, tx => tx.remove_conflict(&change.id))?;
         }
         write_dispatch!(&mut self.backend, tx => tx.settle_change(&change.id, None))?;
         self.set_sync_base(&change.id, change.version)?;

@@ -274,6 +274,38 @@ fn the_same_edit_on_both_sides_is_not_a_conflict() {
     assert!(b.store.read(|tx| tx.sync_conflicts()).unwrap().is_empty());
 }
 
+/// Found by the convergence property on PostgreSQL: both copies delete an item one of them
+/// had edited. The first delete meets the edit (a conflict); the second reaches the server.
+/// When the first copy then pulls the tombstone, server and copy agree again: the conflict
+/// is gone, so resolving "for the server" can no longer bring back an edit the server
+/// itself deleted.
+#[test]
+fn a_conflict_ends_when_the_server_comes_round_to_the_local_state() {
+    let server = fixture();
+    let (a, b) = (fixture(), fixture());
+    let original = item(1, "Shared", "original");
+    b.store.insert(&original).unwrap();
+    sync(&b.store, &server.store);
+    let mut edited = b.store.get(&original.id).unwrap().unwrap();
+    edited.content = "edited".into();
+    b.store.write(|tx| tx.update(&edited, None)).unwrap();
+    sync(&a.store, &server.store);
+    sync(&b.store, &server.store);
+    b.store.write(|tx| tx.delete(&original.id)).unwrap();
+    a.store.write(|tx| tx.delete(&original.id)).unwrap();
+    assert_eq!(sync(&a.store, &server.store).1, 1, "a's delete meets b's edit");
+    assert_eq!(a.store.read(|tx| tx.sync_conflicts()).unwrap().len(), 1);
+
+    sync(&b.store, &server.store);
+    assert!(server.store.get(&original.id).unwrap().is_none(), "b's delete reached the server");
+    sync(&a.store, &server.store);
+    assert!(a.store.read(|tx| tx.sync_conflicts()).unwrap().is_empty(), "both sides deleted it: nothing to resolve");
+    assert!(a.store.write(|tx| tx.resolve_conflict(&original.id, Keep::Remote)).is_err());
+    assert!(a.store.get(&original.id).unwrap().is_none());
+    assert!(pending(&a.store).is_empty(), "the delete is the server's state: nothing to push");
+    sync(&a.store, &server.store);
+    assert!(a.store.get(&original.id).unwrap().is_none() && server.store.get(&original.id).unwrap().is_none());
+}
 mod convergence {
     //! Random operations on two copies, synced at random moments: once every conflict is
     //! resolved, both copies and the server hold the same items.
