@@ -95,6 +95,7 @@ impl Store {
     /// first taken id). `progress` is called with the number inserted so far.
     pub fn insert_all(&self, items: &[Item], progress: &mut dyn FnMut(usize)) -> StoreResult<()> {
         self.write(|tx| {
+            tx.defer_item_indexes(items.len())?;
             let rows: Vec<&Item> = items.iter().collect();
             let mut done = 0;
             // Multi-row statements (see `WriteTx::insert_many`); chunks only pace the progress.

@@ -93,6 +93,9 @@ pub struct WriteTx<'conn> {
     /// Whether anything was written (the write generation moves at commit).
     changed: bool,
     store: &'conn SqliteStore,
+    /// The indexes of `items` a bulk load dropped, rebuilt before commit
+    /// (`WriteTx::defer_item_indexes` in `sqlite/vault.rs`).
+    deferred: Option<vault::DeferredIndexes>,
 }
 
 impl SqliteStore {
@@ -217,6 +220,7 @@ impl SqliteStore {
                 path: &self.path,
                 changed: false,
                 store: self,
+                deferred: None,
             }));
             let value = change(&mut write)?;
             write.commit()?;
@@ -590,7 +594,8 @@ impl WriteTx<'_> {
 
     /// Moves the write generation when anything changed, then commits. Returns whether the
     /// generation moved.
-    pub(crate) fn commit(self) -> StoreResult<bool> {
+    pub(crate) fn commit(mut self) -> StoreResult<bool> {
+        self.restore_item_indexes()?;
         let changed = self.changed;
         if changed {
             self.tx
@@ -639,6 +644,7 @@ impl WriteTx<'_> {
             .map(|(index, column)| format!("{column} = ?{}", index + 1))
             .collect::<Vec<_>>()
             .join(", ");
+        self.restore_item_indexes()?;
         let sql = format!("UPDATE items SET {assignments} WHERE id = ?1 AND version = ?34");
         let mut values = item_values(written);
         values.push(Value::Integer(stored_version as i64));
@@ -649,6 +655,7 @@ impl WriteTx<'_> {
 
     /// Erases an item for good. Returns whether it existed.
     pub(crate) fn delete(&mut self, id: &str) -> StoreResult<bool> {
+        self.restore_item_indexes()?;
         let removed = self.tx.execute("DELETE FROM items WHERE id = ?1", [id]).map_err(|e| self.error(e))?;
         self.changed |= removed > 0;
         Ok(removed > 0)

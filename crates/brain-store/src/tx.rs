@@ -92,6 +92,18 @@ impl<'c> WriteTx<'c> {
         dispatch!(&mut self.backend, tx => tx.insert_many(items))
     }
 
+    /// Makes the rest of this transaction a bulk load of about `expected` new items: on SQLite,
+    /// when they outnumber the stored items, the secondary indexes of the items are built
+    /// once before commit instead of row by row (see the SQLite backend); nothing on
+    /// PostgreSQL. Reads in the transaction stay correct, only slower. Returns whether the
+    /// indexes were deferred.
+    pub fn defer_item_indexes(&mut self, expected: usize) -> StoreResult<bool> {
+        match &mut self.backend {
+            WriteBackend::Sqlite(tx) => tx.defer_item_indexes(expected),
+            WriteBackend::Postgres(_) => Ok(false),
+        }
+    }
+
     /// Erases many items. Returns how many existed.
     pub fn delete_many(&mut self, ids: &[String]) -> StoreResult<usize> {
         dispatch!(&mut self.backend, tx => tx.delete_many(ids))

@@ -120,7 +120,91 @@ impl SqliteStore {
 /// memory fell by ~50 MB (docs/BENCHMARKS.md, "Beside the reference engine").
 const BULK_CACHE_KIB: i64 = 16 * 1024;
 
+/// What [`WriteTx::defer_item_indexes`] took away from `items` for a bulk load: the
+/// statements that re-create it (as `sqlite_master` holds them) and the last row before the
+/// load (the rows after it get their full-text entries when the indexes come back).
+#[derive(Debug)]
+pub(crate) struct DeferredIndexes {
+    statements: Vec<String>,
+    after_seq: i64,
+    /// The planner had statistics of these indexes (dropping an index drops them too).
+    had_statistics: bool,
+}
+
 impl WriteTx<'_> {
+    /// Makes the rest of this transaction a bulk load of new items, when `expected` new rows
+    /// outnumber the rows `items` holds: its secondary indexes and its full-text insert
+    /// trigger are dropped now and re-created before the transaction commits (or before an
+    /// item is updated or deleted in it), the new rows indexed for search in one statement.
+    /// An index built over the whole table sorts it once; keeping five B-trees and the
+    /// full-text index up to date row by row made the store thread of a first scan of a
+    /// 10k-arc vault (~34k items) the scan's bottleneck (scan 2.1–3.0 s → 1.5–2.3 s,
+    /// alternated runs, docs/BENCHMARKS.md). Everything happens inside the transaction: a
+    /// rollback or a crash leaves the schema as it was, and no other connection ever sees the
+    /// table without its indexes. Returns whether the indexes were deferred.
+    pub fn defer_item_indexes(&mut self, expected: usize) -> StoreResult<bool> {
+        if self.deferred.is_some() {
+            return Ok(true);
+        }
+        let (rows, after_seq): (i64, i64) = self
+            .tx
+            .query_row("SELECT count(*), coalesce(max(seq), 0) FROM items", [], |row| Ok((row.get(0)?, row.get(1)?)))
+            .map_err(|e| self.error(e))?;
+        if usize::try_from(rows).unwrap_or(usize::MAX) >= expected {
+            return Ok(false);
+        }
+        let dropped: Vec<(String, String, String)> = {
+            let mut statement = self
+                .tx
+                .prepare(
+                    "SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'items' AND sql IS NOT NULL \
+                     AND (type = 'index' OR (type = 'trigger' AND name = 'items_fts_insert')) ORDER BY type, name",
+                )
+                .map_err(|e| self.error(e))?;
+            statement
+                .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+                .map_err(|e| self.error(e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| self.error(e))?
+        };
+        let statistics_kept: bool = self
+            .tx
+            .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1')", [], |row| row.get(0))
+            .map_err(|e| self.error(e))?;
+        let had_statistics = statistics_kept
+            && self
+                .tx
+                .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_stat1 WHERE tbl = 'items')", [], |row| row.get(0))
+                .map_err(|e| self.error(e))?;
+        for (kind, name, _) in &dropped {
+            let verb = if kind == "index" { "INDEX" } else { "TRIGGER" };
+            self.tx.execute_batch(&format!("DROP {verb} \"{name}\"")).map_err(|e| self.error(e))?;
+        }
+        let statements = dropped.into_iter().map(|(_, _, sql)| sql).collect();
+        self.deferred = Some(DeferredIndexes { statements, after_seq, had_statistics });
+        Ok(true)
+    }
+
+    /// Re-creates what [`WriteTx::defer_item_indexes`] dropped and adds the rows inserted
+    /// since to the full-text index. Nothing when nothing was deferred.
+    pub(crate) fn restore_item_indexes(&mut self) -> StoreResult<()> {
+        let Some(deferred) = self.deferred.take() else { return Ok(()) };
+        self.tx
+            .execute(
+                "INSERT INTO items_fts (rowid, title, content, tags, files, schema_key) \
+                 SELECT seq, title, content, tags, files, schema_key FROM items WHERE seq > ?1",
+                [deferred.after_seq],
+            )
+            .map_err(|e| self.error(e))?;
+        for statement in &deferred.statements {
+            self.tx.execute_batch(statement).map_err(|e| self.error(e))?;
+        }
+        if deferred.had_statistics {
+            self.tx.execute_batch("PRAGMA analysis_limit = 1000; ANALYZE items;").map_err(|e| self.error(e))?;
+        }
+        Ok(())
+    }
+
     /// Inserts many items with one multi-row statement per [`BATCH_ROWS`] items, skipping
     /// ids that already exist (and later rows repeating an id of the batch). Returns the ids
     /// of the skipped rows, one per row, in row order.
@@ -179,6 +263,7 @@ impl WriteTx<'_> {
 
     /// Erases many items with one statement per [`BATCH_ROWS`] ids. Returns how many existed.
     pub fn delete_many(&mut self, ids: &[String]) -> StoreResult<usize> {
+        self.restore_item_indexes()?;
         let mut removed = 0;
         for chunk in ids.chunks(BATCH_ROWS) {
             let sql = format!("DELETE FROM items WHERE id IN ({})", vec!["?"; chunk.len()].join(", "));
@@ -257,6 +342,7 @@ impl WriteTx<'_> {
 
     /// Erases every item whose source starts with `prefix`. Returns how many.
     pub fn delete_items_by_source_prefix(&mut self, prefix: &str) -> StoreResult<usize> {
+        self.restore_item_indexes()?;
         let removed = self
             .tx
             .execute(
@@ -305,12 +391,9 @@ mod tests {
         store.lock().query_row("PRAGMA cache_size", [], |row| row.get(0)).unwrap()
     }
 
-    #[test]
-    fn a_bulk_inserts_page_cache_goes_with_its_transaction() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
-        let before = cache_size(&store);
-        let items: Vec<Item> = (0..1000u64)
+    /// `count` lessons numbered from `first`, all saying "retry with backoff".
+    fn lessons(first: u64, count: u64) -> Vec<Item> {
+        (first..first + count)
             .map(|n| {
                 let draft = ItemDraft {
                     title: Some(format!("lesson {n}")),
@@ -327,7 +410,99 @@ mod tests {
                     })
                     .unwrap()
             })
-            .collect();
+            .collect()
+    }
+
+    fn schema(store: &SqliteStore) -> Vec<(String, String)> {
+        let connection = store.lock();
+        let mut statement =
+            connection.prepare("SELECT name, coalesce(sql, '') FROM sqlite_master ORDER BY name").unwrap();
+        statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+    }
+
+    fn matches(store: &SqliteStore, query: &str) -> i64 {
+        let sql = "SELECT count(*) FROM items_fts WHERE items_fts MATCH ?1";
+        store.lock().query_row(sql, [query], |row| row.get(0)).unwrap()
+    }
+
+    fn has_index(tx: &crate::WriteTx<'_>, name: &str) -> bool {
+        let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
+        let sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1)";
+        tx.tx.query_row(sql, [name], |row| row.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_bulk_load_builds_the_item_indexes_once_and_leaves_the_schema_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
+        let stored = lessons(0, 3);
+        for item in &stored {
+            store.write(|tx| tx.insert(item)).unwrap();
+        }
+        store.analyze().unwrap();
+        let before = schema(&store);
+        let loaded = lessons(100, 1000);
+        let refs: Vec<&Item> = loaded.iter().collect();
+        store
+            .write(|tx| {
+                assert!(tx.defer_item_indexes(refs.len())?);
+                assert!(!has_index(tx, "items_layering"), "deferred");
+                assert!(tx.insert_many(&refs)?.is_empty());
+                // Changes of loaded and of older rows in the same transaction: the indexes
+                // come back first, so the full-text index never loses track of a row.
+                let mut renamed = tx.get(&loaded[0].id)?.unwrap();
+                renamed.title = "lesson about circuit breakers".into();
+                tx.update(&renamed, None)?;
+                assert!(has_index(tx, "items_layering"), "restored before the update");
+                tx.delete(&loaded[1].id)?;
+                tx.delete(&stored[0].id)?;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(schema(&store), before, "every index and trigger is back as it was");
+        assert!(store.check().unwrap().problems.is_empty(), "{:?}", store.check().unwrap().problems);
+        assert_eq!(matches(&store, "backoff"), 2 + 999, "three stored and a thousand loaded, one of each deleted");
+        assert_eq!(matches(&store, "breakers"), 1);
+        let statistics: i64 = store
+            .lock()
+            .query_row("SELECT count(*) FROM sqlite_stat1 WHERE idx = 'items_layering'", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(statistics, 1, "the planner's statistics of a re-created index are refreshed");
+    }
+
+    #[test]
+    fn a_bulk_load_rolled_back_leaves_the_indexes_and_a_large_store_defers_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
+        let before = schema(&store);
+        let loaded = lessons(0, 100);
+        let refs: Vec<&Item> = loaded.iter().collect();
+        let failed: StoreResult<()> = store.write(|tx| {
+            assert!(tx.defer_item_indexes(refs.len())?);
+            tx.insert_many(&refs)?;
+            Err(crate::StoreError::NotFound { id: "a failure after the load".into() })
+        });
+        assert!(failed.is_err());
+        assert_eq!(schema(&store), before);
+        assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 0);
+
+        store.write(|tx| tx.insert_many(&refs).map(drop)).unwrap();
+        store
+            .write(|tx| {
+                assert!(!tx.defer_item_indexes(50)?, "fewer new rows than stored ones: row by row");
+                assert!(has_index(tx, "items_layering"));
+                Ok(())
+            })
+            .unwrap();
+        assert!(store.check().unwrap().problems.is_empty());
+    }
+
+    #[test]
+    fn a_bulk_inserts_page_cache_goes_with_its_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
+        let before = cache_size(&store);
+        let items = lessons(0, 1000);
         let refs: Vec<&Item> = items.iter().collect();
         let during = store
             .write(|tx| {

@@ -402,6 +402,9 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let mut reads = Vec::new();
         let counter = *brain.counter();
         brain.store().write(|tx| {
+            // About three items a file; the indexes are built once at commit when the new
+            // items outnumber the stored ones (a first scan).
+            tx.defer_item_indexes(new_files.saturating_mul(3))?;
             let mut batch: Vec<Item> = Vec::new();
             let mut failure = None;
             reads = read_files(
