@@ -260,8 +260,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
             apply::verify(&input.location.root, &written, &mut outcomes, vault.max_file_bytes, *brain.counter());
         if !changed.is_empty() || !removed.is_empty() {
             let mut changes = IndexChanges { changed, ..IndexChanges::default() };
-            let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
-            overlay(input.snapshot, &mut changes, &removed_refs);
+            overlay(input.snapshot, &mut changes, &removed);
             let mut diagnostics = Vec::new();
             if let Err(err) = apply_index(brain, &changes, &mut diagnostics) {
                 report.error = Some(format!("the index was not updated (the next scan will): {err}"));

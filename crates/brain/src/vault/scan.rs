@@ -496,8 +496,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
     // below takes them out again).
     let mut snapshot: Snapshot = if mode.want_snapshot { stored } else { load_snapshot(brain)? };
     if content_changed {
-        let removed_refs: Vec<&str> = removed_paths.iter().map(String::as_str).collect();
-        overlay(&mut snapshot, &mut changes, &removed_refs);
+        overlay(&mut snapshot, &mut changes, &removed_paths);
         for (relpath, file) in &changes.restated {
             diagnostics.retain(|d| d.file != *relpath);
             diagnostics.extend(file.diagnostics.iter().cloned());
@@ -545,11 +544,11 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
 /// (their states move into `changes.removed`), touched files take their new stat, changed
 /// files their new state (the old one kept in `changes.old_states`); then arc ownership is
 /// settled again.
-pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, removed: &[&str]) {
+pub(crate) fn overlay(snapshot: &mut Snapshot, changes: &mut IndexChanges, removed: &[String]) {
     let old_owners = owners(snapshot);
     for relpath in removed {
-        if let Some(file) = snapshot.remove(*relpath) {
-            changes.removed.push((relpath.to_string(), file.state));
+        if let Some(file) = snapshot.remove(relpath) {
+            changes.removed.push((relpath.clone(), file.state));
         }
     }
     for (relpath, size, mtime_ns) in &changes.touched {

@@ -544,8 +544,7 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
         // The index learns what the tick wrote (so the next scan finds nothing to parse), and
         // the session feed is refreshed when it changed.
         if !changes.changed.is_empty() || !removed.is_empty() {
-            let removed_refs: Vec<&str> = removed.iter().map(String::as_str).collect();
-            overlay(&mut snapshot, &mut changes, &removed_refs);
+            overlay(&mut snapshot, &mut changes, &removed);
         }
         if let Some(feed_state) = &feed_state {
             let internal = |err: serde_json::Error| BrainError::internal(err.to_string());
