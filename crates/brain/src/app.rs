@@ -481,6 +481,19 @@ impl Brain {
         old_version: Option<u64>,
         new_version: Option<u64>,
     ) -> BrainResult<(Item, Item)> {
+        self.supersede_guarded(old_id, new_id, old_version, new_version, &|_| Ok(()))
+    }
+
+    /// `supersede_versioned` with a guard run in the transaction on both items as stored
+    /// (`policy`: the caller's write grant on each).
+    pub fn supersede_guarded(
+        &self,
+        old_id: &str,
+        new_id: &str,
+        old_version: Option<u64>,
+        new_version: Option<u64>,
+        guard: &dyn Fn(&Item) -> BrainResult<()>,
+    ) -> BrainResult<(Item, Item)> {
         check_id(old_id)?;
         check_id(new_id)?;
         if old_id == new_id {
@@ -492,6 +505,9 @@ impl Brain {
             let mut old = tx.require(old_id)?;
             let mut new = tx.require(new_id)?;
             let check = || -> BrainResult<()> {
+                for item in [&old, &new] {
+                    guard(item)?;
+                }
                 for item in [&old, &new] {
                     if let Some(path) = item.source.strip_prefix("vault:") {
                         return Err(BrainError::user_with_hint(

@@ -13,6 +13,7 @@ pub mod hook;
 pub mod hygiene;
 pub mod mcp;
 pub mod output;
+pub mod policy;
 pub mod read_cache;
 pub mod recall;
 pub mod remote;

@@ -17,13 +17,15 @@ use brain_store::{ItemFilter, PageReads};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::app::{Brain, BudgetOverrides, Context, SessionRequest};
 use crate::error::{BrainError, BrainResult};
+use crate::policy::Caller;
 
 /// Most search results one call may return.
 pub const MAX_SEARCH_LIMIT: usize = 100;
@@ -228,6 +230,14 @@ pub struct RefreshParams {
 /// A tool's outcome: text content, or an error result with the `BrainError` message.
 type ToolResult = Result<CallToolResult, String>;
 
+/// A tool error's text: the message, its code and the hint.
+fn tool_error(err: &BrainError) -> String {
+    match err.hint() {
+        Some(hint) => format!("{err} ({}; hint: {hint})", err.code()),
+        None => format!("{err} ({})", err.code()),
+    }
+}
+
 fn check_range(name: &str, value: usize, low: usize, high: usize) -> BrainResult<usize> {
     if !(low..=high).contains(&value) {
         return Err(BrainError::user(format!("{name} {value} is out of range ({low} to {high})")));
@@ -367,15 +377,36 @@ impl BrainMcp {
         BrainMcp { shared: Arc::new(Shared { context, fixed_now, over_http, brain: Mutex::new(None) }), tool_router }
     }
 
-    /// Runs blocking brain work off the IO thread; errors become tool errors.
-    async fn call(&self, work: impl FnOnce(&Brain) -> BrainResult<Vec<ContentBlock>> + Send + 'static) -> ToolResult {
+    /// Who calls: over stdio the local user's agent (every scope, the write policy still
+    /// applies); over HTTP the holder of the request's bearer token, whose grants every tool
+    /// checks through `crate::policy`. A request over HTTP without an identified caller is
+    /// refused (the authentication middleware always sets one).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> BrainResult<Caller> {
+        if !self.shared.over_http {
+            return Ok(Caller::Open);
+        }
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>().cloned())
+            .ok_or_else(|| BrainError::Forbidden { message: "the caller of this MCP request is unknown".into() })
+    }
+
+    /// Runs blocking brain work for the request's caller off the IO thread; errors become
+    /// tool errors.
+    async fn call(
+        &self,
+        context: &RequestContext<RoleServer>,
+        work: impl FnOnce(&Brain, &Caller) -> BrainResult<Vec<ContentBlock>> + Send + 'static,
+    ) -> ToolResult {
+        let caller = match self.caller(context) {
+            Ok(caller) => caller,
+            Err(err) => return Err(tool_error(&err)),
+        };
         let shared = Arc::clone(&self.shared);
-        match tokio::task::spawn_blocking(move || shared.with_brain(work)).await {
+        match tokio::task::spawn_blocking(move || shared.with_brain(|brain| work(brain, &caller))).await {
             Ok(Ok(content)) => Ok(CallToolResult::success(content)),
-            Ok(Err(err)) => Err(match err.hint() {
-                Some(hint) => format!("{err} ({}; hint: {hint})", err.code()),
-                None => format!("{err} ({})", err.code()),
-            }),
+            Ok(Err(err)) => Err(tool_error(&err)),
             Err(err) => Err(format!("internal error: {err}")),
         }
     }
@@ -383,8 +414,12 @@ impl BrainMcp {
     #[tool(
         description = "Call once at the start of a session (or when switching task): the working memory for it — pinned rules, the skills index, hot vault arcs and signals, and the memories most relevant to the given topics/task — as markdown, followed by a JSON block with the ids, budget and brainHash."
     )]
-    async fn brain_session_start(&self, Parameters(params): Parameters<SessionStartParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_session_start(
+        &self,
+        Parameters(params): Parameters<SessionStartParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("topics", params.topics.as_deref(), MAX_QUERY_CHARS)?;
             check_length("task", params.task.as_deref(), MAX_QUERY_CHARS)?;
             let top = check_range("top", params.top.unwrap_or(5), 1, MAX_TOP)?;
@@ -395,7 +430,7 @@ impl BrainMcp {
                 max_chars: Some(SESSION_MAX_CHARS),
                 token_budget: None,
             };
-            Ok(session_result(&brain.session_start(&request)?))
+            Ok(session_result(&brain.session_start_for(caller, &request)?))
         })
         .await
     }
@@ -403,12 +438,16 @@ impl BrainMcp {
     #[tool(
         description = "Use when you need the whole picture of the project's memory: the layered brain document (core rules, working knowledge by schema key, an index of the rest) as markdown within a token budget. Prefer brain_session_start at session start and brain_search for specific questions."
     )]
-    async fn brain_get_memory(&self, Parameters(params): Parameters<GetMemoryParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_get_memory(
+        &self,
+        Parameters(params): Parameters<GetMemoryParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             let token_budget =
                 params.token_budget.map(|b| check_range("token_budget", b, 1, MAX_TOKEN_BUDGET)).transpose()?;
             let options = brain.brain_options(&BudgetOverrides { token_budget, ..BudgetOverrides::default() });
-            let document = brain.brain_document(&options)?;
+            let document = brain.brain_document_for(caller, &options)?;
             let fields = json!({
                 "token_estimate": document.token_estimate,
                 "items_loaded": document.items_loaded,
@@ -422,12 +461,16 @@ impl BrainMcp {
     #[tool(
         description = "Use to look up specific memories (a decision, a convention, a past bug) by words: full-text search over approved items of the current project and global scope. Results are paged: pass next_offset back as offset for more."
     )]
-    async fn brain_search(&self, Parameters(params): Parameters<SearchParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_search(
+        &self,
+        Parameters(params): Parameters<SearchParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("query", Some(&params.query), MAX_QUERY_CHARS)?;
             let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_SEARCH_LIMIT)?;
             let offset = check_range("offset", params.offset.unwrap_or(0), 0, MAX_SEARCH_OFFSET)?;
-            let filter = crate::views::agent_search_filter(brain);
+            let filter = brain.agent_search_filter_for(caller);
             let found = crate::views::search_page(brain, &params.query, filter, limit, offset)?;
             let page = json!({"query": params.query, "results": found.results, "next_offset": found.next_offset});
             Ok(vec![json_text(&page)])
@@ -438,8 +481,12 @@ impl BrainMcp {
     #[tool(
         description = "Use before starting a specific task when you have a token budget to spend on memory: the session-start payload (pins, skills index, feed, recall) focused on the task, every section scaled so the whole pack stays within token_budget. Returns the markdown pack and a JSON block with the ids and the budget used."
     )]
-    async fn brain_context_pack(&self, Parameters(params): Parameters<ContextPackParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_context_pack(
+        &self,
+        Parameters(params): Parameters<ContextPackParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("task", Some(&params.task), MAX_QUERY_CHARS)?;
             let token_budget = check_range("token_budget", params.token_budget, 1, MAX_TOKEN_BUDGET)?;
             let request = SessionRequest {
@@ -449,7 +496,7 @@ impl BrainMcp {
                 max_chars: None,
                 token_budget: Some(token_budget),
             };
-            Ok(session_result(&brain.session_start(&request)?))
+            Ok(session_result(&brain.session_start_for(caller, &request)?))
         })
         .await
     }
@@ -457,8 +504,12 @@ impl BrainMcp {
     #[tool(
         description = "Use when you learn something worth keeping across sessions: a decision and its reason, a project convention, a fixed bug's cause, a user preference. Stored with source \"mcp\"; its status (approved or draft) follows the configured write_policy. Secrets are redacted."
     )]
-    async fn brain_remember(&self, Parameters(params): Parameters<RememberParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_remember(
+        &self,
+        Parameters(params): Parameters<RememberParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("scope", params.scope.as_deref(), MAX_ID_CHARS)?;
             check_length("kind", params.kind.as_deref(), MAX_ID_CHARS)?;
             let draft = ItemDraft {
@@ -469,10 +520,9 @@ impl BrainMcp {
                 confidence: params.confidence,
                 tags: params.tags,
                 scope: params.scope,
-                status: Some(brain.config.write_policy.to_string()),
                 ..ItemDraft::default()
             };
-            let item = brain.remember(draft, "mcp")?;
+            let item = brain.remember_for(caller, draft, "mcp")?;
             Ok(vec![json_text(&item_summary(&item))])
         })
         .await
@@ -481,15 +531,21 @@ impl BrainMcp {
     #[tool(
         description = "Use to curate a memory: approve a draft, deprecate one that is wrong or stale, or supersede it with a newer item (`by`). Both items of a supersede are kept."
     )]
-    async fn brain_update(&self, Parameters(params): Parameters<UpdateParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_update(
+        &self,
+        Parameters(params): Parameters<UpdateParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("id", Some(&params.id), MAX_ID_CHARS)?;
             check_length("by", params.by.as_deref(), MAX_ID_CHARS)?;
             let items = match (params.action, params.by) {
-                (UpdateAction::Approve, _) => vec![brain.set_status(&params.id, Status::Approved)?],
-                (UpdateAction::Deprecate, _) => vec![brain.set_status(&params.id, Status::Deprecated)?],
+                (UpdateAction::Approve, _) => vec![brain.set_status_for(caller, &params.id, Status::Approved, None)?],
+                (UpdateAction::Deprecate, _) => {
+                    vec![brain.set_status_for(caller, &params.id, Status::Deprecated, None)?]
+                }
                 (UpdateAction::Supersede, Some(by)) => {
-                    let (old, new) = brain.supersede(&params.id, &by)?;
+                    let (old, new) = brain.supersede_for(caller, &params.id, &by)?;
                     vec![old, new]
                 }
                 (UpdateAction::Supersede, None) => {
@@ -505,9 +561,13 @@ impl BrainMcp {
     #[tool(
         description = "Use when you learn something the project's vault should keep, mid-session: appends a marker block (lesson, signal, decision, todo, inject) to an arc (by cluster_id) or to the vault's inbox note. Redacted, atomic, idempotent by key (the same block twice writes once); indexed at once."
     )]
-    async fn brain_mark(&self, Parameters(params): Parameters<MarkParams>) -> ToolResult {
+    async fn brain_mark(
+        &self,
+        Parameters(params): Parameters<MarkParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
         let over_http = self.shared.over_http;
-        self.call(move |brain| {
+        self.call(&context, move |brain, caller| {
             let now = brain.now;
             let kind = match params.kind {
                 MarkType::Lesson => "lesson",
@@ -529,6 +589,7 @@ impl BrainMcp {
             let location = crate::vault::Location::resolve(brain, None, None)?;
             let project = brain_core::Scope::Project(brain.project.clone());
             let authorize = |scope: &brain_core::Scope| {
+                caller.require_write(scope)?;
                 if !over_http || *scope == project {
                     Ok(())
                 } else {
@@ -546,9 +607,14 @@ impl BrainMcp {
     #[tool(
         description = "Use when the vault or the memory may have changed during a long session (another agent, a tick, your own brain_mark): re-indexes the vault if there is one and returns a fresh working memory (pins, skills, hot arcs, signals, recall for the task), as brain_session_start does."
     )]
-    async fn brain_refresh(&self, Parameters(params): Parameters<RefreshParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_refresh(
+        &self,
+        Parameters(params): Parameters<RefreshParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             check_length("task", params.task.as_deref(), MAX_QUERY_CHARS)?;
+            caller.require_read(&brain.project_scope())?;
             let rescanned = crate::vault::refresh_index(brain)?;
             let request = SessionRequest {
                 topics: None,
@@ -557,7 +623,7 @@ impl BrainMcp {
                 max_chars: Some(SESSION_MAX_CHARS),
                 token_budget: None,
             };
-            let mut content = session_result(&brain.session_start(&request)?);
+            let mut content = session_result(&brain.session_start_for(caller, &request)?);
             content.push(json_text(&json!({"vault_rescanned": rescanned, "generation": brain.store().generation()?})));
             Ok(content)
         })
@@ -567,11 +633,22 @@ impl BrainMcp {
     #[tool(
         description = "Use to check the memory store itself: item counts by status, the current project, the store's write generation (changes with every write) and the brain home."
     )]
-    async fn brain_status(&self, Parameters(_params): Parameters<StatusParams>) -> ToolResult {
-        self.call(move |brain| {
+    async fn brain_status(
+        &self,
+        Parameters(_params): Parameters<StatusParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
             let mut by_status = serde_json::Map::new();
+            // A token's caller counts what it may read (the project and global); the local
+            // user counts the whole store.
+            let scopes = match caller {
+                Caller::Open => None,
+                Caller::Token(_) => Some(brain.readable_scopes_for(caller)),
+            };
             for status in Status::ALL {
-                let count = brain.count(&ItemFilter { statuses: vec![*status], ..ItemFilter::default() })?;
+                let filter = ItemFilter { scopes: scopes.clone(), statuses: vec![*status], ..ItemFilter::default() };
+                let count = brain.count_for(caller, &filter)?;
                 by_status.insert(status.to_string(), json!(count));
             }
             let status = json!({

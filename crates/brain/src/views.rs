@@ -49,11 +49,6 @@ pub fn search_page_in(
     })
 }
 
-/// The filter of an agent's search: approved items of the project and the global scope.
-pub fn agent_search_filter(brain: &Brain) -> ItemFilter {
-    ItemFilter { scopes: Some(brain.visible_scopes()), statuses: vec![Status::Approved], ..ItemFilter::default() }
-}
-
 /// One search result: the item's identity, its score and the first line of its content.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchResult {

@@ -189,7 +189,7 @@ pub async fn session_start(
         max_chars: params.max_chars.map(|chars| check_range("maxChars", chars, 100, 1_000_000)).transpose()?,
         token_budget: params.token_budget.map(|b| check_range("tokenBudget", b, 1, MAX_TOKEN_BUDGET)).transpose()?,
     };
-    let payload = state.pool.run(project, now, move |brain| brain.session_start(&request)).await?;
+    let payload = state.pool.run(project, now, move |brain| brain.session_start_for(&caller, &request)).await?;
     session_response(&payload)
 }
 
@@ -222,7 +222,7 @@ pub async fn context_pack(
         max_chars: None,
         token_budget: Some(check_range("tokenBudget", params.token_budget.unwrap_or(4000), 1, MAX_TOKEN_BUDGET)?),
     };
-    let payload = state.pool.run(project, now, move |brain| brain.session_start(&request)).await?;
+    let payload = state.pool.run(project, now, move |brain| brain.session_start_for(&caller, &request)).await?;
     session_response(&payload)
 }
 
@@ -261,7 +261,7 @@ pub async fn search(
         .pool
         .run(project, now, move |brain| {
             let found =
-                crate::views::search_page(brain, &query, crate::views::agent_search_filter(brain), limit, offset)?;
+                crate::views::search_page(brain, &query, brain.agent_search_filter_for(&caller), limit, offset)?;
             Ok(SearchPage {
                 results: found.results,
                 next_cursor: found.next_offset.map(|next| next.to_string()),
@@ -303,9 +303,7 @@ pub async fn list_items(
     let now = state.clock(params.now.as_deref())?;
     let scopes = match params.scope.as_deref() {
         Some(text) => {
-            let scope = Scope::parse(text).map_err(|err| ApiError::bad_request(format!("invalid scope: {err}")))?;
-            caller.require_read(&scope)?;
-            vec![scope]
+            vec![Scope::parse(text).map_err(|err| ApiError::bad_request(format!("invalid scope: {err}")))?]
         }
         None => vec![Scope::Global, Scope::Project(project.clone())],
     };
@@ -328,7 +326,7 @@ pub async fn list_items(
         offset,
         ..ItemFilter::default()
     };
-    let mut items = state.pool.run(project, now, move |brain| brain.list(&filter)).await?;
+    let mut items = state.pool.run(project, now, move |brain| brain.list_for(&caller, &filter)).await?;
     let more = items.len() > limit;
     items.truncate(limit);
     let page = ItemPage { items, next_cursor: more.then(|| (offset + limit).to_string()) };
@@ -350,25 +348,11 @@ pub async fn create_item(
     State(state): Shared,
     Extension(caller): Extension<Caller>,
     Params(params): Params<WriteParams>,
-    Body(mut draft): Body<ItemDraft>,
+    Body(draft): Body<ItemDraft>,
 ) -> Result<Response, ApiError> {
     let project = state.project(params.project.as_deref())?;
     let now = state.clock(params.now.as_deref())?;
-    let scope = match draft.scope.as_deref() {
-        Some(text) => Scope::parse(text).map_err(|err| ApiError::bad_request(format!("invalid scope: {err}")))?,
-        None => Scope::Project(project.clone()),
-    };
-    caller.require_write(&scope)?;
-    draft.scope = Some(scope.to_string());
-    let item = state
-        .pool
-        .run(project, now, move |brain| {
-            if draft.status.is_none() {
-                draft.status = Some(brain.config.write_policy.to_string());
-            }
-            brain.remember(draft, "api")
-        })
-        .await?;
+    let item = state.pool.run(project, now, move |brain| brain.remember_for(&caller, draft, "api")).await?;
     let mut response = item_response(StatusCode::CREATED, &item)?;
     if let Ok(location) = HeaderValue::from_str(&format!("/api/v2/items/{}", item.id)) {
         response.headers_mut().insert(header::LOCATION, location);
@@ -390,15 +374,7 @@ pub async fn get_item(
     Params(params): Params<ItemParams>,
 ) -> Result<Response, ApiError> {
     let now = state.clock(params.now.as_deref())?;
-    let guard = caller.read_guard();
-    let item = state
-        .pool
-        .run(state.default_project.clone(), now, move |brain| {
-            let item = brain.get(&id)?;
-            guard(&item)?;
-            Ok(item)
-        })
-        .await?;
+    let item = state.pool.run(state.default_project.clone(), now, move |brain| brain.get_for(&caller, &id)).await?;
     item_response(StatusCode::OK, &item)
 }
 
@@ -414,10 +390,9 @@ pub async fn patch_item(
 ) -> Result<Response, ApiError> {
     let now = state.clock(params.now.as_deref())?;
     let expected = if_match(&headers)?;
-    let guard = caller.write_guard();
     let item = state
         .pool
-        .run(state.default_project.clone(), now, move |brain| brain.edit_guarded(&id, &draft, expected, &guard))
+        .run(state.default_project.clone(), now, move |brain| brain.edit_for(&caller, &id, &draft, expected))
         .await
         .map_err(|err| err.for_if_match(expected))?;
     item_response(StatusCode::OK, &item)
@@ -442,10 +417,9 @@ pub async fn delete_item(
     let now = state.clock(params.now.as_deref())?;
     let expected = if_match(&headers)?;
     let hard = params.hard.unwrap_or(false);
-    let guard = caller.write_guard();
     let outcome = state
         .pool
-        .run(state.default_project.clone(), now, move |brain| brain.forget_guarded(&id, hard, expected, &guard))
+        .run(state.default_project.clone(), now, move |brain| brain.forget_for(&caller, &id, hard, expected))
         .await
         .map_err(|err| err.for_if_match(expected))?;
     match outcome {
@@ -464,10 +438,9 @@ async fn set_status(
 ) -> Result<Response, ApiError> {
     let now = state.clock(now)?;
     let expected = if_match(headers)?;
-    let guard = caller.write_guard();
     let item = state
         .pool
-        .run(state.default_project.clone(), now, move |brain| brain.set_status_guarded(&id, status, expected, &guard))
+        .run(state.default_project.clone(), now, move |brain| brain.set_status_for(&caller, &id, status, expected))
         .await
         .map_err(|err| err.for_if_match(expected))?;
     item_response(StatusCode::OK, &item)

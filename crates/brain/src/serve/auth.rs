@@ -5,9 +5,8 @@
 //! so every replica sees a new or revoked token at once); only digests are kept in memory
 //! and compared in constant time. Without tokens the server is open, which `serve` allows
 //! on loopback addresses only; once any token exists, a running server requires one
-//! (revoking the last stored token never reopens it). Every valid token may read the
-//! `global` scope; anything else needs a grant: an exact scope (`project/api`), a kind
-//! wildcard (`project/*`) or `*`.
+//! (revoking the last stored token never reopens it). What a token's grants allow is decided
+//! in `crate::policy`, below every adapter.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -16,57 +15,19 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use brain_core::{Item, Scope};
 use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
 use crate::config::TokenConfig;
 use crate::error::{BrainError, BrainResult};
+use crate::policy::Grants;
+pub use crate::policy::{Caller, check_grants};
 
-/// A scope pattern of a grant.
-#[derive(Clone, Debug, PartialEq)]
-enum Pattern {
-    Any,
-    /// `project/*`, `team/*`, `agent/*`.
-    Kind(String),
-    Exact(String),
-}
-
-impl Pattern {
-    fn parse(text: &str, token: &str) -> BrainResult<Pattern> {
-        let text = text.trim();
-        if text == "*" {
-            return Ok(Pattern::Any);
-        }
-        if let Some(kind) = text.strip_suffix("/*") {
-            if matches!(kind, "project" | "team" | "agent") {
-                return Ok(Pattern::Kind(kind.to_string()));
-            }
-        } else if let Ok(scope) = Scope::parse(text) {
-            return Ok(Pattern::Exact(scope.to_string()));
-        }
-        Err(BrainError::Config {
-            message: format!("[[serve.tokens]] {token:?}: invalid scope grant {text:?}"),
-            hint: Some("use global, project/NAME, team/NAME, agent/NAME, project/*, team/*, agent/* or *".into()),
-        })
-    }
-
-    fn matches(&self, scope: &str) -> bool {
-        match self {
-            Pattern::Any => true,
-            Pattern::Kind(kind) => scope.split_once('/').is_some_and(|(prefix, _)| prefix == kind),
-            Pattern::Exact(exact) => exact == scope,
-        }
-    }
-}
-
-/// One configured token: its name, digest and grants.
+/// One configured or stored token: the digest of its secret and its grants.
 #[derive(Debug)]
 pub struct Grant {
-    pub name: String,
     digest: [u8; 32],
-    read: Vec<Pattern>,
-    write: Vec<Pattern>,
+    grants: Arc<Grants>,
 }
 
 /// The configured tokens and the store's.
@@ -77,13 +38,6 @@ pub struct Auth {
     stored: RwLock<Vec<Arc<Grant>>>,
     /// Set once any token exists: from then on every non-public request needs one.
     required: AtomicBool,
-}
-
-/// Who is calling: anyone (no tokens configured) or the holder of a token.
-#[derive(Clone, Debug)]
-pub enum Caller {
-    Open,
-    Token(Arc<Grant>),
 }
 
 fn digest(secret: &[u8]) -> [u8; 32] {
@@ -111,7 +65,7 @@ impl Auth {
             if token.name.trim().is_empty() {
                 return Err(invalid("the name is empty".into()));
             }
-            if grants.iter().any(|grant: &Arc<Grant>| grant.name == token.name) {
+            if grants.iter().any(|grant: &Arc<Grant>| grant.grants.name == token.name) {
                 return Err(invalid("the name is used twice".into()));
             }
             let digest = match (&token.token, &token.token_sha256) {
@@ -125,14 +79,9 @@ impl Auth {
                     .ok_or_else(|| invalid("token_sha256 is not 64 hexadecimal characters".into()))?,
                 _ => return Err(invalid("set exactly one of token and token_sha256".into())),
             };
-            let parse = |list: &[String]| -> BrainResult<Vec<Pattern>> {
-                list.iter().map(|text| Pattern::parse(text, &token.name)).collect()
-            };
             grants.push(Arc::new(Grant {
-                name: token.name.clone(),
                 digest,
-                read: parse(&token.read)?,
-                write: parse(&token.write)?,
+                grants: Arc::new(Grants::parse(&token.name, &token.read, &token.write)?),
             }));
         }
         let required = AtomicBool::new(!grants.is_empty());
@@ -149,13 +98,8 @@ impl Auth {
         let mut active = Vec::new();
         for record in records.iter().filter(|record| record.revoked_at.is_none()) {
             let digest = hex::decode(&record.sha256).ok().and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
-            let parse = |list: &[String]| -> BrainResult<Vec<Pattern>> {
-                list.iter().map(|text| Pattern::parse(text, &record.name)).collect()
-            };
-            match (digest, parse(&record.read), parse(&record.write)) {
-                (Some(digest), Ok(read), Ok(write)) => {
-                    active.push(Arc::new(Grant { name: record.name.clone(), digest, read, write }))
-                }
+            match (digest, Grants::parse(&record.name, &record.read, &record.write)) {
+                (Some(digest), Ok(grants)) => active.push(Arc::new(Grant { digest, grants: Arc::new(grants) })),
                 _ => eprintln!("brain serve: stored token {:?} is malformed; ignored", record.name),
             }
         }
@@ -166,99 +110,22 @@ impl Auth {
     }
 
     /// The grant whose secret is `secret`, comparing against every token.
-    fn find(&self, secret: &str) -> Option<Arc<Grant>> {
+    fn find(&self, secret: &str) -> Option<Arc<Grants>> {
         let presented = digest(secret.as_bytes());
         let mut found = None;
         let stored = self.stored.read().unwrap_or_else(|poison| poison.into_inner());
         for grant in self.grants.iter().chain(stored.iter()) {
             if constant_time_eq(&grant.digest, &presented) {
-                found = Some(Arc::clone(grant));
+                found = Some(Arc::clone(&grant.grants));
             }
         }
         found
     }
 }
 
-/// Checks the scope grants of a token about to be stored (the syntax of `[[serve.tokens]]`).
-pub fn check_grants(name: &str, read: &[String], write: &[String]) -> BrainResult<()> {
-    for text in read.iter().chain(write) {
-        Pattern::parse(text, name)?;
-    }
-    Ok(())
-}
-
 /// The SHA-256 of a secret, as stored (lowercase hex).
 pub fn secret_digest(secret: &str) -> String {
     hex::encode(digest(secret.as_bytes()))
-}
-
-impl Caller {
-    pub fn name(&self) -> &str {
-        match self {
-            Caller::Open => "anonymous",
-            Caller::Token(grant) => &grant.name,
-        }
-    }
-
-    pub fn can_read(&self, scope: &Scope) -> bool {
-        match self {
-            Caller::Open => true,
-            Caller::Token(grant) => {
-                let scope = scope.to_string();
-                scope == "global" || grant.read.iter().chain(&grant.write).any(|pattern| pattern.matches(&scope))
-            }
-        }
-    }
-
-    pub fn can_write(&self, scope: &Scope) -> bool {
-        match self {
-            Caller::Open => true,
-            Caller::Token(grant) => {
-                let scope = scope.to_string();
-                grant.write.iter().any(|pattern| pattern.matches(&scope))
-            }
-        }
-    }
-
-    pub fn require_read(&self, scope: &Scope) -> Result<(), ApiError> {
-        if self.can_read(scope) {
-            return Ok(());
-        }
-        Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", format!("token {:?} may not read {scope}", self.name())))
-    }
-
-    pub fn require_write(&self, scope: &Scope) -> Result<(), ApiError> {
-        if self.can_write(scope) {
-            return Ok(());
-        }
-        Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", format!("token {:?} may not write {scope}", self.name())))
-    }
-
-    /// The write check as a guard for `Brain`'s guarded updates (run inside the transaction).
-    pub fn write_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
-        let caller = self.clone();
-        move |item: &Item| {
-            if caller.can_write(&item.scope) {
-                Ok(())
-            } else {
-                Err(BrainError::Forbidden {
-                    message: format!("token {:?} may not write {}", caller.name(), item.scope),
-                })
-            }
-        }
-    }
-
-    /// The read check as a guard.
-    pub fn read_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
-        let caller = self.clone();
-        move |item: &Item| {
-            if caller.can_read(&item.scope) {
-                Ok(())
-            } else {
-                Err(BrainError::Forbidden { message: format!("token {:?} may not read {}", caller.name(), item.scope) })
-            }
-        }
-    }
 }
 
 fn unauthorized(message: &str) -> Response {
@@ -303,6 +170,7 @@ pub async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, n
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brain_core::Scope;
 
     fn token(name: &str, secret: &str, read: &[&str], write: &[&str]) -> TokenConfig {
         TokenConfig {

@@ -18,13 +18,15 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::state::AppState;
 
-/// MCP tools read and write the server's project: the token needs both grants on it.
+/// MCP tools work on the server's project: the token needs the read grant on it to talk to
+/// the server at all. What each tool then reads or writes is checked against the token's
+/// grants inside the tool (`crate::policy`), item by item and scope by scope.
 pub async fn require_grant(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let caller = request.extensions().get::<Caller>().cloned().unwrap_or(Caller::Open);
     let scope = brain_core::Scope::Project(state.default_project.clone());
-    match caller.require_read(&scope).and_then(|()| caller.require_write(&scope)) {
+    match caller.require_read(&scope) {
         Ok(()) => next.run(request).await,
-        Err(err) => err.into_response(),
+        Err(err) => ApiError::from(err).into_response(),
     }
 }
 

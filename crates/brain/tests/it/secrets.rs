@@ -196,12 +196,15 @@ fn http_post_and_patch_and_mcp_remember_store_no_planted_secret_and_no_answer_sh
             "files": [format!("src/{}.rs", extra(&mut corpus, &mut rng, &case.label, "aws-access-key"))],
             "evidence": [case.text.lines().next().unwrap()],
             "dedup_hint": format!("api:case-{index}:{}", extra(&mut corpus, &mut rng, &case.label, "github-classic")),
-            "status": "approved",
         });
         let created = server.json("POST", "/api/v2/items", &body);
         assert_eq!(created.status, 201, "{}", created.text());
         let id = created.json()["id"].as_str().unwrap().to_string();
         answers.push((format!("POST {}", case.label), created.text()));
+        // Agents' items land as drafts (write_policy); approved, they reach every output.
+        let approved = server.json("POST", &format!("/api/v2/items/{id}/approve"), &json!(null));
+        assert_eq!(approved.status, 200, "{}", approved.text());
+        answers.push((format!("approve {}", case.label), approved.text()));
         let next = &cases[(index + 1) % cases.len()];
         let patch = json!({
             "content": format!("{}\n(patched)", next.text),

@@ -520,14 +520,18 @@ fn bearer_tokens_gate_reads_and_writes_by_scope() {
     let other_delete = server.request("DELETE", &format!("/api/v2/items/{id}"), &[("Authorization", &other)], None);
     assert_eq!(other_delete.status, 403);
     assert_eq!(env.json(&["show", &id])["status"], "approved");
-    // MCP needs read and write on the server's project.
-    let mcp = server.request(
-        "POST",
-        "/mcp",
-        &[("Authorization", &reader), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
-        Some(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#),
-    );
-    assert_eq!(mcp.status, 403);
+    // MCP needs the read grant on the server's project (each tool then checks what it reads
+    // and writes: serve_security::mcp_tools_over_http_apply_the_tokens_grants_…).
+    let mcp_init = |token: &str| {
+        server.request(
+            "POST",
+            "/mcp",
+            &[("Authorization", token), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")],
+            Some(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#),
+        )
+        .status
+    };
+    assert_eq!((mcp_init(&reader), mcp_init(&other)), (200, 403));
     drop(server);
     // No secret ever reaches the log.
     let mut server = Server::start(&env, &[]);

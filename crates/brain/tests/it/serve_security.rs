@@ -483,7 +483,8 @@ fn the_security_matrix_of_every_route() {
         // Any valid token may read the metrics (they hold no store text).
         row("get", "/metrics", "/metrics", None, READER, [401, 401, 200, 421, 403, 200]),
         row("get", "/openapi.json", "/openapi.json", None, READER, [200, 200, 200, 421, 403, 200]),
-        // MCP tools read and write the server's project: the writer holds both grants.
+        // MCP needs the read grant on the server's project; each tool checks its own scopes and
+        // items (mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item).
         row("post", "/mcp", "/mcp", Some(init), WRITER, [401, 401, 403, 421, 403, 200]),
         // Without a session id, rmcp refuses the stream and the session end.
         row("get", "/mcp", "/mcp", None, WRITER, [401, 401, 403, 421, 403, 400]),
@@ -805,4 +806,234 @@ fn vault_signals_and_tick_records_reach_only_the_streams_that_may_read_them() {
     for text in BETA_ONLY.iter().chain(&["Beta ledger is read-only"]) {
         assert!(!alpha.seen.contains(text), "alpha's stream carries beta's {text:?}: {}", alpha.seen);
     }
+}
+
+/// A client of `/mcp` over streamable HTTP with one bearer token: initialize, then tool calls
+/// in that session.
+struct McpHttp<'a> {
+    server: &'a Server,
+    bearer: String,
+    session: String,
+    next_id: u64,
+}
+
+/// The JSON-RPC message of an MCP answer, whether sent as JSON or as one server-sent event.
+fn mcp_message(response: &crate::serve::Response) -> serde_json::Value {
+    let text = response.text();
+    let body = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .find(|data| data.starts_with('{'))
+        .unwrap_or(text.as_str())
+        .to_string();
+    serde_json::from_str(&body).unwrap_or_else(|err| panic!("not an MCP message ({err}): {text}"))
+}
+
+impl<'a> McpHttp<'a> {
+    fn connect(server: &'a Server, token: &str) -> McpHttp<'a> {
+        let bearer = format!("Bearer {token}");
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"matrix","version":"1"}}}"#;
+        let response = server.request("POST", "/mcp", &McpHttp::headers(&bearer, None), Some(init));
+        assert_eq!(response.status, 200, "initialize: {}", response.text());
+        let session = response.header("mcp-session-id").expect("a session id").to_string();
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let response = server.request("POST", "/mcp", &McpHttp::headers(&bearer, Some(&session)), Some(initialized));
+        assert!(response.status < 300, "initialized: {} {}", response.status, response.text());
+        McpHttp { server, bearer, session, next_id: 2 }
+    }
+
+    fn headers<'h>(bearer: &'h str, session: Option<&'h str>) -> Vec<(&'h str, &'h str)> {
+        let mut headers = vec![
+            ("Authorization", bearer),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(session) = session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        headers
+    }
+
+    /// Calls `tool`: Ok(its text content) or Err(the tool error's text).
+    fn call(&mut self, tool: &str, arguments: serde_json::Value) -> Result<String, String> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+            .to_string();
+        let response =
+            self.server.request("POST", "/mcp", &McpHttp::headers(&self.bearer, Some(&self.session)), Some(&body));
+        assert_eq!(response.status, 200, "{tool}: {}", response.text());
+        let message = mcp_message(&response);
+        let result = &message["result"];
+        let text: String =
+            result["content"].as_array().into_iter().flatten().filter_map(|block| block["text"].as_str()).collect();
+        if result["isError"] == json!(true) { Err(text) } else { Ok(text) }
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let body = json!({"jsonrpc": "2.0", "id": 999, "method": "tools/list"}).to_string();
+        let response =
+            self.server.request("POST", "/mcp", &McpHttp::headers(&self.bearer, Some(&self.session)), Some(&body));
+        let message = mcp_message(&response);
+        message["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().into())
+            .collect()
+    }
+}
+
+/// Issue 27 item 1: every MCP tool over HTTP applies the token's grants to every scope it
+/// reads or writes and every item it touches, through the same checks REST uses
+/// (`brain::policy`). The server's project is `demo`; `demo-writer` may write (and so read)
+/// `project/demo` only, `demo-reader` may read it only. Each tool is called with another
+/// scope and with an item of another scope (and, where it writes, by the reader): every such
+/// call is refused as forbidden and changes nothing, and the same calls on the caller's own
+/// scope succeed. A tool without a row fails the test.
+#[test]
+fn mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item() {
+    const DEMO_WRITER: &str = "demo-writer-secret-0123456789";
+    const DEMO_READER: &str = "demo-reader-secret-0123456789";
+    const DEMO_ARC: &str = "2026-11-20-demo-arc-aaaaaaaaaaaa";
+    const BETA_ARC: &str = "2026-11-20-beta-arc-aaaaaaaaaaaa";
+    let env = Env::new();
+    let vault = crate::vault_support::Vault::new(&env);
+    for project in ["demo", "beta"] {
+        vault.write(
+            &format!("clusters/2026-11-20/2026-11-20-{project}-arc-aaaaaaaaaaaa.md"),
+            format!(
+                "---\ncluster_id: 2026-11-20-{project}-arc-aaaaaaaaaaaa\ntitle: {project} arc\nstatus: active\n\
+                 created: 2026-11-20T09:00:00Z\nproject: {project}\n---\n\nWork of {project}.\n"
+            ),
+        );
+    }
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[vault]\npath = {:?}\n\n\
+             [[serve.tokens]]\nname = \"demo-writer\"\ntoken = \"{DEMO_WRITER}\"\nwrite = [\"project/demo\"]\n\n\
+             [[serve.tokens]]\nname = \"demo-reader\"\ntoken = \"{DEMO_READER}\"\nread = [\"project/demo\"]\n",
+            vault.arg()
+        ),
+    )
+    .unwrap();
+    let item = |title: &str, scope: &str, status: &str| {
+        env.remember(&["--title", title, "--content", "beacon matrix text", "--scope", scope, "--status", status])
+    };
+    let beta_draft = item("Beta draft beacon", "project/beta", "draft");
+    let beta_item = item("Beta approved beacon", "project/beta", "approved");
+    let global_item = item("Global beacon", "global", "approved");
+    let demo_draft = item("Demo draft beacon", "project/demo", "draft");
+    let demo_item = item("Demo approved beacon", "project/demo", "approved");
+    let demo_other = item("Demo second beacon", "project/demo", "approved");
+    let server = Server::start(&env, &[]);
+    let mut writer = McpHttp::connect(&server, DEMO_WRITER);
+
+    let remember = |scope: &str| json!({"title": "Planted", "content": "planted by the matrix", "scope": scope});
+    let update = |id: &str, action: &str| json!({"id": id, "action": action});
+    // (who, tool, arguments): each must be refused as forbidden.
+    let refused: Vec<(&str, &str, serde_json::Value)> = vec![
+        ("writer", "brain_remember", remember("global")),
+        ("writer", "brain_remember", remember("project/beta")),
+        ("writer", "brain_remember", remember("agent/bob")),
+        ("writer", "brain_remember", remember("team/core")),
+        ("reader", "brain_remember", remember("project/demo")),
+        ("reader", "brain_remember", json!({"title": "Planted", "content": "no scope: the project"})),
+        ("writer", "brain_update", update(&beta_draft, "approve")),
+        ("writer", "brain_update", update(&beta_item, "deprecate")),
+        ("writer", "brain_update", update(&global_item, "deprecate")),
+        ("writer", "brain_update", json!({"id": beta_item, "action": "supersede", "by": demo_item})),
+        ("writer", "brain_update", json!({"id": demo_item, "action": "supersede", "by": beta_item})),
+        ("reader", "brain_update", update(&demo_draft, "approve")),
+        ("reader", "brain_update", update(&demo_item, "deprecate")),
+        ("reader", "brain_mark", json!({"type": "lesson", "text": "a reader's lesson", "arc": DEMO_ARC})),
+        ("writer", "brain_mark", json!({"type": "lesson", "text": "into beta's arc", "arc": BETA_ARC})),
+        ("writer", "brain_mark", json!({"type": "lesson", "text": "into the global inbox"})),
+    ];
+    let before = env.export();
+    // The writer's calls first, then the reader's (before issue 27, a writer's calls reached
+    // every scope, and a reader could not open an MCP session at all).
+    let refuse_all = |client: &mut McpHttp, who: &str| {
+        let mut failures = Vec::new();
+        for (_, tool, arguments) in refused.iter().filter(|row| row.0 == who) {
+            match client.call(tool, arguments.clone()) {
+                Err(text) if text.contains("(forbidden)") => {}
+                other => failures.push(format!("{who} {tool} {arguments}: {other:?}")),
+            }
+        }
+        assert!(failures.is_empty(), "calls that were not refused as forbidden:\n{}", failures.join("\n"));
+    };
+    refuse_all(&mut writer, "writer");
+    let mut reader = McpHttp::connect(&server, DEMO_READER);
+    refuse_all(&mut reader, "reader");
+    assert_eq!(env.export(), before, "a refused MCP call changed the store");
+
+    // Reads see the project and global, never another project's items.
+    for client in [&mut writer, &mut reader] {
+        let found = client.call("brain_search", json!({"query": "beacon", "limit": 50})).unwrap();
+        assert!(found.contains(&demo_item) && found.contains(&global_item), "{found}");
+        assert!(!found.contains(&beta_item) && !found.contains(&beta_draft), "{found}");
+        let status = client.call("brain_status", json!({})).unwrap();
+        let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+        // demo: one draft, two approved items and its arc; global: one approved. Beta's two
+        // items and its arc are not counted.
+        assert_eq!(
+            (status["by_status"]["draft"].clone(), status["by_status"]["approved"].clone()),
+            (json!(1), json!(4))
+        );
+        for tool in ["brain_session_start", "brain_get_memory", "brain_refresh"] {
+            let text = client.call(tool, json!({})).unwrap();
+            assert!(!text.contains("Beta approved beacon"), "{tool}: {text}");
+        }
+        let pack = client.call("brain_context_pack", json!({"task": "beacon", "token_budget": 2000})).unwrap();
+        assert!(!pack.contains("Beta approved beacon"), "{pack}");
+    }
+
+    // The writer's own scope: the same tools succeed.
+    let planted = writer.call("brain_remember", remember("project/demo")).unwrap();
+    assert!(planted.contains("\"scope\":\"project/demo\""), "{planted}");
+    writer.call("brain_update", update(&demo_draft, "approve")).unwrap();
+    writer.call("brain_update", json!({"id": demo_item, "action": "supersede", "by": demo_other})).unwrap();
+    let marked = writer.call("brain_mark", json!({"type": "lesson", "text": "a lesson of demo", "arc": DEMO_ARC}));
+    assert!(marked.is_ok(), "{marked:?}");
+    assert!(vault.read(&format!("clusters/2026-11-20/{DEMO_ARC}.md")).contains("a lesson of demo"));
+    assert!(!vault.read(&format!("clusters/2026-11-20/{BETA_ARC}.md")).contains("lesson"));
+
+    // Every tool has a refused or read row above: a tool added later cannot be forgotten.
+    let covered = [
+        "brain_remember",
+        "brain_update",
+        "brain_mark",
+        "brain_search",
+        "brain_status",
+        "brain_session_start",
+        "brain_get_memory",
+        "brain_refresh",
+        "brain_context_pack",
+    ];
+    for tool in writer.tool_names() {
+        assert!(covered.contains(&tool.as_str()), "{tool} has no row in the MCP grants matrix: add one");
+    }
+}
+
+/// One write policy for every agent write (issue 27 item 1): with `write_policy = "draft"`, a
+/// REST `POST /api/v2/items` lands as a draft like MCP's `brain_remember`, and asking for
+/// `approved` is refused with nothing stored (it was stored approved before).
+#[test]
+fn the_write_policy_is_the_same_for_rest_and_mcp() {
+    let env = Env::new();
+    std::fs::write(env.home.join("config.toml"), "write_policy = \"draft\"\n").unwrap();
+    let server = Server::start(&env, &[]);
+    let headers = [("Content-Type", "application/json")];
+    let before = env.export();
+    let approved = json!({"title": "Sneaky", "content": "asks to skip review", "status": "approved"}).to_string();
+    let refused = server.request("POST", "/api/v2/items?project=demo", &headers, Some(&approved));
+    assert_eq!((refused.status, refused.error_code().as_str()), (403, "forbidden"), "{}", refused.text());
+    assert_eq!(env.export(), before);
+    let plain = json!({"title": "Plain", "content": "no status asked"}).to_string();
+    let created = server.request("POST", "/api/v2/items?project=demo", &headers, Some(&plain));
+    assert_eq!((created.status, created.json()["status"].clone()), (201, json!("draft")), "{}", created.text());
 }

@@ -1,0 +1,317 @@
+//! Who may do what, decided in one place: the scope grants of a caller (a bearer token of
+//! `brain serve`, or nobody in particular when no token is configured or the caller is the
+//! local user) and the write policy of agents' writes (SPEC §2.1, §9). Adapters identify the
+//! caller and pass it to a `Brain` method of this module (`remember_for`, `get_for`,
+//! `set_status_for`, …); the method checks it against every scope it reads or writes and
+//! every item it touches. REST, MCP over HTTP and MCP over stdio call the same methods, so a
+//! rule cannot differ between them.
+//!
+//! Every valid token may read the `global` scope; anything else needs a grant: an exact scope
+//! (`project/api`), a kind wildcard (`project/*`) or `*`. A write grant implies the read grant
+//! of the same scopes.
+
+use std::sync::Arc;
+
+use brain_core::{Item, ItemDraft, Scope, Status};
+use brain_store::ItemFilter;
+
+use crate::app::Brain;
+use crate::error::{BrainError, BrainResult};
+
+/// A scope pattern of a grant.
+#[derive(Clone, Debug, PartialEq)]
+enum ScopePattern {
+    Any,
+    /// `project/*`, `team/*`, `agent/*`.
+    Kind(String),
+    Exact(String),
+}
+
+impl ScopePattern {
+    fn parse(text: &str, token: &str) -> BrainResult<ScopePattern> {
+        let text = text.trim();
+        if text == "*" {
+            return Ok(ScopePattern::Any);
+        }
+        if let Some(kind) = text.strip_suffix("/*") {
+            if matches!(kind, "project" | "team" | "agent") {
+                return Ok(ScopePattern::Kind(kind.to_string()));
+            }
+        } else if let Ok(scope) = Scope::parse(text) {
+            return Ok(ScopePattern::Exact(scope.to_string()));
+        }
+        Err(BrainError::Config {
+            message: format!("[[serve.tokens]] {token:?}: invalid scope grant {text:?}"),
+            hint: Some("use global, project/NAME, team/NAME, agent/NAME, project/*, team/*, agent/* or *".into()),
+        })
+    }
+
+    fn matches(&self, scope: &str) -> bool {
+        match self {
+            ScopePattern::Any => true,
+            ScopePattern::Kind(kind) => scope.split_once('/').is_some_and(|(prefix, _)| prefix == kind),
+            ScopePattern::Exact(exact) => exact == scope,
+        }
+    }
+}
+
+/// The grants of one token: its name and the scopes it may read and write.
+#[derive(Debug)]
+pub struct Grants {
+    pub name: String,
+    read: Vec<ScopePattern>,
+    write: Vec<ScopePattern>,
+}
+
+impl Grants {
+    /// Parses the grants of token `name` (the syntax of `[[serve.tokens]]`).
+    pub fn parse(name: &str, read: &[String], write: &[String]) -> BrainResult<Grants> {
+        let parse = |list: &[String]| -> BrainResult<Vec<ScopePattern>> {
+            list.iter().map(|text| ScopePattern::parse(text, name)).collect()
+        };
+        Ok(Grants { name: name.to_string(), read: parse(read)?, write: parse(write)? })
+    }
+}
+
+/// Who is calling: anyone (the local user, or a server without tokens) or the holder of a
+/// token with its grants.
+#[derive(Clone, Debug)]
+pub enum Caller {
+    Open,
+    Token(Arc<Grants>),
+}
+
+impl Caller {
+    pub fn name(&self) -> &str {
+        match self {
+            Caller::Open => "anonymous",
+            Caller::Token(grants) => &grants.name,
+        }
+    }
+
+    pub fn can_read(&self, scope: &Scope) -> bool {
+        match self {
+            Caller::Open => true,
+            Caller::Token(grants) => {
+                let scope = scope.to_string();
+                scope == "global" || grants.read.iter().chain(&grants.write).any(|pattern| pattern.matches(&scope))
+            }
+        }
+    }
+
+    pub fn can_write(&self, scope: &Scope) -> bool {
+        match self {
+            Caller::Open => true,
+            Caller::Token(grants) => {
+                let scope = scope.to_string();
+                grants.write.iter().any(|pattern| pattern.matches(&scope))
+            }
+        }
+    }
+
+    pub fn require_read(&self, scope: &Scope) -> BrainResult<()> {
+        if self.can_read(scope) {
+            return Ok(());
+        }
+        Err(BrainError::Forbidden { message: format!("token {:?} may not read {scope}", self.name()) })
+    }
+
+    pub fn require_write(&self, scope: &Scope) -> BrainResult<()> {
+        if self.can_write(scope) {
+            return Ok(());
+        }
+        Err(BrainError::Forbidden { message: format!("token {:?} may not write {scope}", self.name()) })
+    }
+
+    /// The write check as a guard for `Brain`'s guarded updates (run inside the transaction,
+    /// on the item as stored, so an id of another scope is refused whatever the request says).
+    pub fn write_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+        let caller = self.clone();
+        move |item: &Item| caller.require_write(&item.scope)
+    }
+
+    /// The read check as a guard.
+    pub fn read_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+        let caller = self.clone();
+        move |item: &Item| caller.require_read(&item.scope)
+    }
+}
+
+/// Checks the scope grants of a token about to be stored (the syntax of `[[serve.tokens]]`).
+pub fn check_grants(name: &str, read: &[String], write: &[String]) -> BrainResult<()> {
+    Grants::parse(name, read, write).map(|_| ())
+}
+
+impl Brain {
+    /// The status an agent's new item gets: the configured `write_policy`. A draft may ask
+    /// for `draft` (stricter); under `write_policy = "draft"` it may not ask for `approved`,
+    /// and no agent write lands deprecated, superseded or archived.
+    fn agent_status(&self, requested: Option<&str>) -> BrainResult<Status> {
+        let policy = self.config.write_policy;
+        let Some(text) = requested else { return Ok(policy) };
+        let status: Status = text.trim().parse().map_err(|err: String| BrainError::user(err))?;
+        match status {
+            Status::Draft => Ok(Status::Draft),
+            Status::Approved if policy == Status::Approved => Ok(Status::Approved),
+            Status::Approved => Err(BrainError::Forbidden {
+                message: "the write policy makes agents' new items drafts (write_policy = \"draft\"): \
+                          write it without status, then approve it"
+                    .into(),
+            }),
+            other => Err(BrainError::user(format!("a new item cannot be {other}: write it as draft or approved"))),
+        }
+    }
+
+    /// An agent's new item (MCP `brain_remember`, `POST /api/v2/items`): its scope (default
+    /// the current project) must be writable by `caller`, its status follows the write policy
+    /// (`agent_status`), and it is redacted and validated like every write.
+    pub fn remember_for(&self, caller: &Caller, mut draft: ItemDraft, source: &str) -> BrainResult<Item> {
+        let scope = match draft.scope.as_deref() {
+            Some(text) => Scope::parse(text.trim()).map_err(|err| BrainError::user(format!("invalid scope: {err}")))?,
+            None => self.project_scope(),
+        };
+        caller.require_write(&scope)?;
+        draft.scope = Some(scope.to_string());
+        draft.status = Some(self.agent_status(draft.status.as_deref())?.to_string());
+        self.remember(draft, source)
+    }
+
+    /// One item, if `caller` may read its scope.
+    pub fn get_for(&self, caller: &Caller, id: &str) -> BrainResult<Item> {
+        let item = self.get(id)?;
+        caller.require_read(&item.scope)?;
+        Ok(item)
+    }
+
+    /// `edit_guarded` with `caller`'s write grant on the item, before and after the change
+    /// (a draft may not move an item into a scope the caller cannot write).
+    pub fn edit_for(
+        &self,
+        caller: &Caller,
+        id: &str,
+        draft: &ItemDraft,
+        expected_version: Option<u64>,
+    ) -> BrainResult<Item> {
+        self.edit_guarded(id, draft, expected_version, &caller.write_guard())
+    }
+
+    /// A status change (approve, deprecate) of an item `caller` may write.
+    pub fn set_status_for(
+        &self,
+        caller: &Caller,
+        id: &str,
+        status: Status,
+        expected_version: Option<u64>,
+    ) -> BrainResult<Item> {
+        self.set_status_guarded(id, status, expected_version, &caller.write_guard())
+    }
+
+    /// Archives (or with `hard` erases) an item `caller` may write.
+    pub fn forget_for(
+        &self,
+        caller: &Caller,
+        id: &str,
+        hard: bool,
+        expected_version: Option<u64>,
+    ) -> BrainResult<Option<Item>> {
+        self.forget_guarded(id, hard, expected_version, &caller.write_guard())
+    }
+
+    /// Marks `old` superseded by `new`: both items change, so `caller` needs the write grant
+    /// on both (checked in the transaction, on the items as stored).
+    pub fn supersede_for(&self, caller: &Caller, old_id: &str, new_id: &str) -> BrainResult<(Item, Item)> {
+        self.supersede_guarded(old_id, new_id, None, None, &caller.write_guard())
+    }
+
+    /// The scopes a session of `caller` sees: global and the current project, those it may read.
+    pub fn readable_scopes_for(&self, caller: &Caller) -> Vec<Scope> {
+        self.visible_scopes().into_iter().filter(|scope| caller.can_read(scope)).collect()
+    }
+
+    /// The filter of agents' searches: approved items of the scopes `caller` may read.
+    pub fn agent_search_filter_for(&self, caller: &Caller) -> ItemFilter {
+        ItemFilter {
+            scopes: Some(self.readable_scopes_for(caller)),
+            statuses: vec![Status::Approved],
+            ..ItemFilter::default()
+        }
+    }
+
+    /// Items matching `filter`, each of whose scopes `caller` must be able to read (a filter
+    /// without scopes means every scope, which only an open caller may list).
+    pub fn list_for(&self, caller: &Caller, filter: &ItemFilter) -> BrainResult<Vec<Item>> {
+        self.require_filter_readable(caller, filter)?;
+        self.list(filter)
+    }
+
+    /// How many items match `filter`, under the same rule as `list_for`.
+    pub fn count_for(&self, caller: &Caller, filter: &ItemFilter) -> BrainResult<u64> {
+        self.require_filter_readable(caller, filter)?;
+        self.count(filter)
+    }
+
+    fn require_filter_readable(&self, caller: &Caller, filter: &ItemFilter) -> BrainResult<()> {
+        match (&filter.scopes, caller) {
+            (None, Caller::Open) => Ok(()),
+            (None, Caller::Token(grants)) => Err(BrainError::Forbidden {
+                message: format!("token {:?} may not list every scope: name the scopes", grants.name),
+            }),
+            (Some(scopes), _) => scopes.iter().try_for_each(|scope| caller.require_read(scope)),
+        }
+    }
+
+    /// The layered brain document of the current project, for a caller who may read it.
+    pub fn brain_document_for(
+        &self,
+        caller: &Caller,
+        options: &brain_core::assemble::BrainOptions,
+    ) -> BrainResult<brain_core::assemble::BrainDocument> {
+        caller.require_read(&self.project_scope())?;
+        self.brain_document(options)
+    }
+
+    /// The working memory of the current project (`session_start`), for a caller who may
+    /// read the project.
+    pub fn session_start_for(
+        &self,
+        caller: &Caller,
+        request: &crate::app::SessionRequest,
+    ) -> BrainResult<brain_core::assemble::session::SessionStart> {
+        caller.require_read(&self.project_scope())?;
+        self.session_start(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(read: &[&str], write: &[&str]) -> Caller {
+        let list = |items: &[&str]| items.iter().map(|item| item.to_string()).collect::<Vec<_>>();
+        Caller::Token(Arc::new(Grants::parse("t", &list(read), &list(write)).unwrap()))
+    }
+
+    #[test]
+    fn grants_match_exact_scopes_kinds_and_everything() {
+        let api = Scope::parse("project/api").unwrap();
+        let web = Scope::parse("project/web").unwrap();
+        let team = Scope::parse("team/core").unwrap();
+        let a = caller(&["project/api"], &[]);
+        assert!(a.can_read(&api) && !a.can_read(&web) && a.can_read(&Scope::Global));
+        assert!(!a.can_write(&api) && !a.can_write(&Scope::Global));
+        let b = caller(&[], &["project/*"]);
+        assert!(b.can_write(&api) && b.can_write(&web) && b.can_read(&web) && !b.can_write(&team));
+        assert!(!b.can_write(&Scope::Global));
+        let c = caller(&["*"], &["*"]);
+        assert!(c.can_write(&team) && c.can_write(&Scope::Global));
+        assert!(Caller::Open.can_write(&team));
+    }
+
+    #[test]
+    fn bad_grants_are_config_errors() {
+        let err = Grants::parse("a", &["project/../x".into()], &[]).unwrap_err();
+        assert!(err.to_string().contains("invalid scope grant"), "{err}");
+        assert!(Grants::parse("a", &[], &["team/".into()]).is_err());
+        assert!(Grants::parse("a", &[], &["nope/*".into()]).is_err());
+    }
+}
