@@ -450,6 +450,102 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     assert_eq!(server.get("/healthz").status, 200);
 }
 
+/// An arc of `project` in a vault file of its own.
+fn arc_of(project: &str, slug: &str) -> String {
+    format!(
+        "---\ncluster_id: 2026-11-20-{slug}-aaaaaaaaaaaa\ntitle: {slug}\nregion: left-hemisphere\nstatus: active\n\
+         created: 2026-11-20T08:00:00Z\nsource_sessions: [s1]\nproject: {project}\n---\n\nBody.\n"
+    )
+}
+
+#[test]
+fn search_takes_kind_and_status_filters_and_items_take_a_schema_key_of_the_tree() {
+    let env = seeded();
+    env.remember(&["--title", "Retry budget", "--content", "Retries are capped at 3.", "--kind", "decision"]);
+    env.remember(&["--title", "Retries may need jitter", "--content", "Maybe.", "--status", "draft"]);
+    env.remember(&[
+        "--title",
+        "Storage decisions",
+        "--content",
+        "x",
+        "--kind",
+        "decision",
+        "--schema-key",
+        "root/decisions/storage",
+    ]);
+    env.remember(&["--title", "Decisions are written down", "--content", "A note about decisions.", "--kind", "note"]);
+    let server = Server::start(&env, &[]);
+    let titles = |path: &str, list: &str| -> Vec<String> {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}: {}", page.text());
+        let mut titles: Vec<String> = page.json()[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["title"].as_str().unwrap().to_string())
+            .collect();
+        titles.sort();
+        titles
+    };
+    // Search words and filters together: the filters apply (approved items by default).
+    assert_eq!(
+        titles("/api/v2/search?project=demo&q=retries", "results"),
+        ["Retry budget", "Webhook retries back off exponentially"]
+    );
+    assert_eq!(titles("/api/v2/search?project=demo&q=retries&kind=decision", "results"), ["Retry budget"]);
+    assert_eq!(titles("/api/v2/search?project=demo&q=retries&status=draft", "results"), ["Retries may need jitter"]);
+    assert!(titles("/api/v2/search?project=demo&q=retries&kind=decision&status=draft", "results").is_empty());
+
+    // A node of the brain tree lists exactly the items it counts, not those naming it.
+    let brain = server.get("/api/v2/brain?project=demo").json();
+    let root = &brain["tree"][0];
+    let decisions = root["children"].as_array().unwrap().iter().find(|node| node["name"] == "decisions").unwrap();
+    assert_eq!(decisions["schemaKey"], "root/decisions");
+    let listed = titles("/api/v2/items?project=demo&schemaKey=root/decisions&limit=100", "items");
+    assert_eq!(listed, ["Retry budget", "Storage decisions", "Use WAL mode for SQLite"]);
+    assert_eq!(decisions["itemCount"].as_u64(), Some(listed.len() as u64));
+    assert_eq!(titles("/api/v2/items?project=demo&schemaKey=root/decisions/storage", "items"), ["Storage decisions"]);
+    for bad in [
+        "/api/v2/search?project=demo&q=x&kind=novel",
+        "/api/v2/search?project=demo&q=x&status=gone",
+        "/api/v2/items?project=demo&schemaKey=Root//x",
+        "/api/v2/items?project=demo&schemaKey=",
+    ] {
+        let refused = server.get(bad);
+        assert_eq!((refused.status, refused.error_code().as_str()), (400, "invalid_input"), "{bad}");
+    }
+}
+
+#[test]
+fn the_arcs_of_a_project_without_any_say_how_many_other_readable_projects_hold() {
+    let env = seeded();
+    env.remember(&["--project", "web", "--title", "Web starts here", "--content", "x"]);
+    let vault = crate::vault_support::Vault::new(&env);
+    vault.write("clusters/2026-11-20/2026-11-20-demo-one-aaaaaaaaaaaa.md", arc_of("demo", "demo-one"));
+    vault.write("clusters/2026-11-20/2026-11-20-demo-two-aaaaaaaaaaaa.md", arc_of("demo", "demo-two"));
+    vault.write("clusters/2026-11-20/2026-11-20-acme-one-aaaaaaaaaaaa.md", arc_of("acme-api", "acme-one"));
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    let vault_config = format!("[vault]\npath = {:?}\n", vault.arg());
+    std::fs::write(env.home.join("config.toml"), &vault_config).unwrap();
+    let server = Server::start(&env, &[]);
+    let web = server.get("/api/v2/arcs?project=web").json();
+    assert_eq!(web["arcs"], json!([]), "{web}");
+    assert_eq!(web["total"], 0);
+    assert_eq!(web["inOtherProjects"], 3, "{web}");
+    let demo = server.get("/api/v2/arcs?project=demo").json();
+    assert_eq!((demo["total"].as_u64(), demo["inOtherProjects"].as_u64()), (Some(2), Some(1)), "{demo}");
+    drop(server);
+    // A token counts only the projects it may read: the others' arcs stay unknown to it.
+    with_tokens(&env);
+    let tokens = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
+    std::fs::write(env.home.join("config.toml"), format!("{vault_config}\n{tokens}")).unwrap();
+    let server = Server::start(&env, &[]);
+    let other =
+        server.request("GET", "/api/v2/arcs?project=web", &[("Authorization", &format!("Bearer {OTHER}"))], None);
+    assert_eq!(other.status, 200, "{}", other.text());
+    assert_eq!(other.json()["inOtherProjects"], 0, "{}", other.text());
+}
+
 pub const READER: &str = "reader-secret-0123456789";
 pub const WRITER: &str = "writer-secret-0123456789";
 pub const OTHER: &str = "other-project-0123456789";
