@@ -872,7 +872,7 @@ fn the_dashboard_renders_the_brain_in_chromium() {
     env.remember(&["--title", "Draft to review", "--content", "Maybe shard the queue.", "--status", "draft"]);
     env.remember(&["--title", "Old deprecated decision", "--content", "We used MySQL.", "--status", "deprecated"]);
     env.remember(&["--title", "Archived long ago", "--content", "An old note.", "--status", "archived"]);
-    env.remember(&["--title", "Pinned, then deprecated", "--content", "Once loaded first.", "--pin", "--status", "deprecated"]);
+    env.remember(&["--title", "Pinned, then deprecated", "--content", "x", "--pin", "--status", "deprecated"]);
     // Signals written as items (not vault markers).
     let nuclear = ["--kind", "signal", "--severity", "nuclear", "--title", "Prod DB is read-only"];
     env.remember(&[&nuclear[..], &["--content", "Writes fail since 09:40; run no migration."]].concat());
@@ -884,7 +884,8 @@ fn the_dashboard_renders_the_brain_in_chromium() {
     env.remember(&[&storage[..], &["--title", "Keep one database file", "--content", "SQLite, WAL."]].concat());
     env.remember(&["--title", "Decisions are written down", "--content", "A note about decisions.", "--kind", "note"]);
     // Another project with items but no arc of its own.
-    env.remember(&["--project", "acme-api", "--title", "Rate limits per key", "--content", "100/min.", "--kind", "decision"]);
+    let acme = ["--project", "acme-api", "--kind", "decision"];
+    env.remember(&[&acme[..], &["--title", "Rate limits per key", "--content", "100/min."]].concat());
     // The vault: an arc of demo (hot, a critical signal), one of web, a standing note (a
     // vault-derived decision) and global signals (nuclear and warning).
     let vault = crate::vault_support::Vault::new(&env);
