@@ -12,6 +12,9 @@ pub struct ItemFilter {
     /// Items carrying every one of these tags.
     pub tags: Vec<String>,
     pub pinned: Option<bool>,
+    /// Items at or below this schema key, whole segments only: `root/decisions` selects
+    /// `root/decisions` and `root/decisions/db`, not `root/decisionsx` (the brain tree's count).
+    pub schema_key: Option<String>,
     /// Items whose `source` starts with this (e.g. `vault:` for vault-derived items).
     pub source_prefix: Option<String>,
     /// Items whose `review_due_at` is at or before this instant.

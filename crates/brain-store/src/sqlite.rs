@@ -705,6 +705,15 @@ fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
         clauses.push(format!("EXISTS (SELECT 1 FROM json_each({prefix}tags) WHERE value = ?)"));
         values.push(Value::Text(tag.clone()));
     }
+    if let Some(key) = &filter.schema_key {
+        // The key itself or a key below it: `substr` compares the `key/` prefix exactly (no
+        // LIKE wildcards to escape), whatever characters the key holds.
+        clauses.push(format!("({prefix}schema_key = ? OR substr({prefix}schema_key, 1, length(?)) = ?)"));
+        let below = format!("{key}/");
+        values.push(Value::Text(key.clone()));
+        values.push(Value::Text(below.clone()));
+        values.push(Value::Text(below));
+    }
     if let Some(source_prefix) = &filter.source_prefix {
         // A range rather than LIKE: exact for any prefix (no wildcard escaping).
         clauses.push(format!("{prefix}source >= ? AND {prefix}source < ?"));

@@ -224,6 +224,10 @@ pub(crate) fn filter_sql(filter: &ItemFilter, params: &mut Params) -> String {
     if !filter.tags.is_empty() {
         push("tags @> ?", Box::new(filter.tags.clone()), params);
     }
+    if let Some(key) = &filter.schema_key {
+        // The key itself or a key below it (`starts_with` takes no wildcards).
+        push("(schema_key = ? OR starts_with(schema_key, ? || '/'))", Box::new(key.clone()), params);
+    }
     if let Some(prefix) = &filter.source_prefix {
         // A byte range, as in SQLite: exact for any prefix, and it walks the index.
         push("source >= ?", Box::new(prefix.clone()), params);

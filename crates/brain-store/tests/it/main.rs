@@ -178,6 +178,47 @@ fn list_filters_by_scope_kind_status_tag_and_limits() {
 }
 
 #[test]
+fn the_schema_key_filter_selects_the_items_at_or_below_a_key_of_the_tree() {
+    // The dashboard's tree counts the items at or below each key; clicking a node lists them.
+    let f = fixture();
+    let keyed = |n: u64, key: &str| {
+        let mut it = item(n, &format!("item {n}"), "x");
+        it.schema_key = key.into();
+        it
+    };
+    let items = [
+        keyed(1, "root/decisions"),
+        keyed(2, "root/decisions/db"),
+        keyed(3, "root/decisions/db/wal"),
+        keyed(4, "root/decisionsx"),
+        keyed(5, "root/decision"),
+        keyed(6, "root/lessons"),
+    ];
+    for it in &items {
+        f.store.insert(it).unwrap();
+    }
+    let under = |key: &str| {
+        let filter = ItemFilter { schema_key: Some(key.into()), ..ItemFilter::default() };
+        let mut titles: Vec<String> = f.store.list(&filter).unwrap().into_iter().map(|it| it.title).collect();
+        titles.sort();
+        assert_eq!(f.store.count(&filter).unwrap(), titles.len() as u64, "count under {key}");
+        titles
+    };
+    assert_eq!(under("root/decisions"), ["item 1", "item 2", "item 3"]);
+    assert_eq!(under("root/decisions/db"), ["item 2", "item 3"]);
+    assert_eq!(under("root/lessons"), ["item 6"]);
+    assert_eq!(under("root").len(), 6);
+    assert!(under("root/dec").is_empty(), "a key matches whole segments, not a prefix of one");
+    let paged = ItemFilter {
+        schema_key: Some("root/decisions".into()),
+        scopes: Some(vec![Scope::Global, Scope::Project("demo".into())]),
+        limit: Some(2),
+        ..ItemFilter::default()
+    };
+    assert_eq!(f.store.list(&paged).unwrap().len(), 2);
+}
+
+#[test]
 fn every_write_advances_the_generation_but_reads_and_access_do_not() {
     let f = fixture();
     let start = f.store.generation().unwrap();

@@ -38,6 +38,16 @@ fn check_range(name: &str, value: usize, low: usize, high: usize) -> Result<usiz
     Ok(value)
 }
 
+/// The `kind` filter of a list or search: one kind, or none (every kind).
+fn kind_filter(kind: Option<&str>) -> Result<Vec<Kind>, ApiError> {
+    kind.map(|text| text.parse::<Kind>().map_err(ApiError::bad_request)).into_iter().collect()
+}
+
+/// The `status` filter of a list or search: one status, or none.
+fn status_filter(status: Option<&str>) -> Result<Vec<Status>, ApiError> {
+    status.map(|text| text.parse::<Status>().map_err(ApiError::bad_request)).into_iter().collect()
+}
+
 /// A page cursor: the decimal offset of the next page.
 fn parse_cursor(cursor: Option<&str>) -> Result<usize, ApiError> {
     match cursor {
@@ -231,6 +241,8 @@ pub async fn context_pack(
 pub struct SearchParams {
     q: Option<String>,
     project: Option<String>,
+    kind: Option<String>,
+    status: Option<String>,
     limit: Option<usize>,
     cursor: Option<String>,
     now: Option<String>,
@@ -257,11 +269,19 @@ pub async fn search(
     let query = params.q.filter(|q| !q.trim().is_empty()).ok_or_else(|| ApiError::bad_request("q is required"))?;
     let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_PAGE)?;
     let offset = parse_cursor(params.cursor.as_deref())?;
+    let kinds = kind_filter(params.kind.as_deref())?;
+    let statuses = status_filter(params.status.as_deref())?;
     let page = state
         .pool
         .run(project, now, move |brain| {
-            let found =
-                crate::views::search_page(brain, &query, brain.agent_search_filter_for(&caller), limit, offset)?;
+            // The agent's filter (approved items of the scopes the caller may read), narrowed
+            // by kind or moved to another status when the caller names one.
+            let mut filter = brain.agent_search_filter_for(&caller);
+            filter.kinds = kinds;
+            if !statuses.is_empty() {
+                filter.statuses = statuses;
+            }
+            let found = crate::views::search_page(brain, &query, filter, limit, offset)?;
             Ok(SearchPage {
                 results: found.results,
                 next_cursor: found.next_offset.map(|next| next.to_string()),
@@ -280,6 +300,8 @@ pub struct ListParams {
     kind: Option<String>,
     status: Option<String>,
     tag: Option<String>,
+    #[serde(rename = "schemaKey")]
+    schema_key: Option<String>,
     limit: Option<usize>,
     cursor: Option<String>,
     now: Option<String>,
@@ -307,14 +329,12 @@ pub async fn list_items(
         }
         None => vec![Scope::Global, Scope::Project(project.clone())],
     };
-    let kinds = match params.kind.as_deref() {
-        Some(text) => vec![text.parse::<Kind>().map_err(|err: String| ApiError::bad_request(err))?],
-        None => Vec::new(),
-    };
-    let statuses = match params.status.as_deref() {
-        Some(text) => vec![text.parse::<Status>().map_err(|err: String| ApiError::bad_request(err))?],
-        None => Vec::new(),
-    };
+    let kinds = kind_filter(params.kind.as_deref())?;
+    let statuses = status_filter(params.status.as_deref())?;
+    if let Some(key) = params.schema_key.as_deref() {
+        brain_core::item::validate_schema_key(key)
+            .map_err(|err| ApiError::bad_request(format!("invalid schemaKey: {}", err.message)))?;
+    }
     let limit = check_range("limit", params.limit.unwrap_or(20), 1, MAX_PAGE)?;
     let offset = parse_cursor(params.cursor.as_deref())?;
     let filter = ItemFilter {
@@ -322,6 +342,7 @@ pub async fn list_items(
         kinds,
         statuses,
         tags: params.tag.into_iter().collect(),
+        schema_key: params.schema_key,
         limit: Some(limit + 1),
         offset,
         ..ItemFilter::default()
@@ -478,7 +499,8 @@ pub struct ArcParams {
 }
 
 /// `GET /api/v2/arcs`: the indexed vault's arcs of the project (its own and those without a
-/// project), hottest first, paged by `cursor`.
+/// project), hottest first, paged by `cursor`. `inOtherProjects` counts the arcs of the other
+/// projects the caller may read, so that an empty page can say why it is empty.
 pub async fn arcs(
     State(state): Shared,
     Extension(caller): Extension<Caller>,
@@ -489,16 +511,29 @@ pub async fn arcs(
     let now = state.clock(params.now.as_deref())?;
     let limit = check_range("limit", params.limit.unwrap_or(20), 1, MAX_PAGE)?;
     let offset = parse_cursor(params.cursor.as_deref())?;
-    let (arcs, total) = state
+    let (arcs, total, in_other_projects) = state
         .pool
         .run(project, now, move |brain| {
-            let all = crate::vault::arcs(brain, now, Some(&brain.project))?;
-            let total = all.len();
-            Ok((all.into_iter().skip(offset).take(limit).collect::<Vec<_>>(), total))
+            let (own, others): (Vec<_>, Vec<_>) = crate::vault::arcs(brain, now, None)?
+                .into_iter()
+                .partition(|arc| arc.project.as_deref().is_none_or(|project| project == brain.project));
+            let in_other_projects = others
+                .iter()
+                .filter(|arc| {
+                    arc.project.as_ref().is_some_and(|project| caller.can_read(&Scope::Project(project.clone())))
+                })
+                .count();
+            let total = own.len();
+            Ok((own.into_iter().skip(offset).take(limit).collect::<Vec<_>>(), total, in_other_projects))
         })
         .await?;
     let next = offset + arcs.len();
-    let body = json!({"arcs": arcs, "total": total, "nextCursor": (next < total).then(|| next.to_string())});
+    let body = json!({
+        "arcs": arcs,
+        "total": total,
+        "inOtherProjects": in_other_projects,
+        "nextCursor": (next < total).then(|| next.to_string()),
+    });
     Ok(json_response(StatusCode::OK, to_json(&body)?))
 }
 

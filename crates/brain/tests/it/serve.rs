@@ -450,6 +450,102 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     assert_eq!(server.get("/healthz").status, 200);
 }
 
+/// An arc of `project` in a vault file of its own.
+fn arc_of(project: &str, slug: &str) -> String {
+    format!(
+        "---\ncluster_id: 2026-11-20-{slug}-aaaaaaaaaaaa\ntitle: {slug}\nregion: left-hemisphere\nstatus: active\n\
+         created: 2026-11-20T08:00:00Z\nsource_sessions: [s1]\nproject: {project}\n---\n\nBody.\n"
+    )
+}
+
+#[test]
+fn search_takes_kind_and_status_filters_and_items_take_a_schema_key_of_the_tree() {
+    let env = seeded();
+    env.remember(&["--title", "Retry budget", "--content", "Retries are capped at 3.", "--kind", "decision"]);
+    env.remember(&["--title", "Retries may need jitter", "--content", "Maybe.", "--status", "draft"]);
+    env.remember(&[
+        "--title",
+        "Storage decisions",
+        "--content",
+        "x",
+        "--kind",
+        "decision",
+        "--schema-key",
+        "root/decisions/storage",
+    ]);
+    env.remember(&["--title", "Decisions are written down", "--content", "A note about decisions.", "--kind", "note"]);
+    let server = Server::start(&env, &[]);
+    let titles = |path: &str, list: &str| -> Vec<String> {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}: {}", page.text());
+        let mut titles: Vec<String> = page.json()[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["title"].as_str().unwrap().to_string())
+            .collect();
+        titles.sort();
+        titles
+    };
+    // Search words and filters together: the filters apply (approved items by default).
+    assert_eq!(
+        titles("/api/v2/search?project=demo&q=retries", "results"),
+        ["Retry budget", "Webhook retries back off exponentially"]
+    );
+    assert_eq!(titles("/api/v2/search?project=demo&q=retries&kind=decision", "results"), ["Retry budget"]);
+    assert_eq!(titles("/api/v2/search?project=demo&q=retries&status=draft", "results"), ["Retries may need jitter"]);
+    assert!(titles("/api/v2/search?project=demo&q=retries&kind=decision&status=draft", "results").is_empty());
+
+    // A node of the brain tree lists exactly the items it counts, not those naming it.
+    let brain = server.get("/api/v2/brain?project=demo").json();
+    let root = &brain["tree"][0];
+    let decisions = root["children"].as_array().unwrap().iter().find(|node| node["name"] == "decisions").unwrap();
+    assert_eq!(decisions["schemaKey"], "root/decisions");
+    let listed = titles("/api/v2/items?project=demo&schemaKey=root/decisions&limit=100", "items");
+    assert_eq!(listed, ["Retry budget", "Storage decisions", "Use WAL mode for SQLite"]);
+    assert_eq!(decisions["itemCount"].as_u64(), Some(listed.len() as u64));
+    assert_eq!(titles("/api/v2/items?project=demo&schemaKey=root/decisions/storage", "items"), ["Storage decisions"]);
+    for bad in [
+        "/api/v2/search?project=demo&q=x&kind=novel",
+        "/api/v2/search?project=demo&q=x&status=gone",
+        "/api/v2/items?project=demo&schemaKey=Root//x",
+        "/api/v2/items?project=demo&schemaKey=",
+    ] {
+        let refused = server.get(bad);
+        assert_eq!((refused.status, refused.error_code().as_str()), (400, "invalid_input"), "{bad}");
+    }
+}
+
+#[test]
+fn the_arcs_of_a_project_without_any_say_how_many_other_readable_projects_hold() {
+    let env = seeded();
+    env.remember(&["--project", "web", "--title", "Web starts here", "--content", "x"]);
+    let vault = crate::vault_support::Vault::new(&env);
+    vault.write("clusters/2026-11-20/2026-11-20-demo-one-aaaaaaaaaaaa.md", arc_of("demo", "demo-one"));
+    vault.write("clusters/2026-11-20/2026-11-20-demo-two-aaaaaaaaaaaa.md", arc_of("demo", "demo-two"));
+    vault.write("clusters/2026-11-20/2026-11-20-acme-one-aaaaaaaaaaaa.md", arc_of("acme-api", "acme-one"));
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    let vault_config = format!("[vault]\npath = {:?}\n", vault.arg());
+    std::fs::write(env.home.join("config.toml"), &vault_config).unwrap();
+    let server = Server::start(&env, &[]);
+    let web = server.get("/api/v2/arcs?project=web").json();
+    assert_eq!(web["arcs"], json!([]), "{web}");
+    assert_eq!(web["total"], 0);
+    assert_eq!(web["inOtherProjects"], 3, "{web}");
+    let demo = server.get("/api/v2/arcs?project=demo").json();
+    assert_eq!((demo["total"].as_u64(), demo["inOtherProjects"].as_u64()), (Some(2), Some(1)), "{demo}");
+    drop(server);
+    // A token counts only the projects it may read: the others' arcs stay unknown to it.
+    with_tokens(&env);
+    let tokens = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
+    std::fs::write(env.home.join("config.toml"), format!("{vault_config}\n{tokens}")).unwrap();
+    let server = Server::start(&env, &[]);
+    let other =
+        server.request("GET", "/api/v2/arcs?project=web", &[("Authorization", &format!("Bearer {OTHER}"))], None);
+    assert_eq!(other.status, 200, "{}", other.text());
+    assert_eq!(other.json()["inOtherProjects"], 0, "{}", other.text());
+}
+
 pub const READER: &str = "reader-secret-0123456789";
 pub const WRITER: &str = "writer-secret-0123456789";
 pub const OTHER: &str = "other-project-0123456789";
@@ -753,17 +849,21 @@ fn the_dashboard_is_served_with_a_strict_csp_and_calls_only_routed_api_paths() {
 }
 
 /// The dashboard in a real browser (Debian's chromium, headless), driven over the DevTools
-/// protocol by `tests/dashboard/check.mjs` (node, no npm package): the page loads the tree,
-/// items with one layer badge each (L1/L2/L3, the same in the list and the details, never
-/// "archived" for a draft), details without a stray "null", nuclear signals as red as
-/// critical ones, a budget bar whose labels are never clipped, details that follow a change
-/// made elsewhere (live events), an error banner that a later success clears, and no failed
-/// request (the favicon included). Run without tokens, then with a token typed into the
-/// page. Needs chromium and node, which a machine with only the Rust toolchain lacks;
-/// `.ci/run` installs chromium and runs this test with `--ignored`. The screenshots are left
-/// in the target directory to look at.
+/// protocol by `tests/dashboard/check.mjs` (node, no npm package), as a user would check it:
+/// signals written as items shown as signals (a nuclear one distinct from critical, by label
+/// as well as colour, in the panel, the details and the next-session preview), filters that
+/// change search results, a tree node that lists exactly the items it counts, empty states
+/// that say why, panels cleared when a project fails to load, a confirmation that outlives
+/// the live refresh, vault items shown read-only with their file, a health chart in time
+/// order, keyboard access, and a layout without sideways scrolling at 360 and 420 px (with
+/// the details scrolled into view and the budget labels refitted on resize); also the
+/// earlier checks (one layer badge per item, details that follow a change made elsewhere, no
+/// failed request). Run without tokens, then with a token typed into the page. Needs
+/// chromium and node, which a machine with only the Rust toolchain lacks; `.ci/run` installs
+/// chromium and runs this test with `--ignored`. The screenshots (420 and 1400 px) are left
+/// in the target's temp directory to look at.
 #[test]
-#[ignore = "needs chromium and node; .ci/run installs chromium and runs this test"]
+#[ignore = "needs chromium and node (.ci/run installs chromium)"]
 fn the_dashboard_renders_the_brain_in_chromium() {
     let chromium = ["chromium", "chromium-browser"]
         .into_iter()
@@ -776,13 +876,45 @@ fn the_dashboard_renders_the_brain_in_chromium() {
     env.remember(&["--title", "Draft to review", "--content", "Maybe shard the queue.", "--status", "draft"]);
     env.remember(&["--title", "Old deprecated decision", "--content", "We used MySQL.", "--status", "deprecated"]);
     env.remember(&["--title", "Archived long ago", "--content", "An old note.", "--status", "archived"]);
-    let vault = crate::vault_support::standard_vault(&env);
+    env.remember(&["--title", "Pinned, then deprecated", "--content", "x", "--pin", "--status", "deprecated"]);
+    // Signals written as items (not vault markers).
+    let nuclear = ["--kind", "signal", "--severity", "nuclear", "--title", "Prod DB is read-only"];
+    env.remember(&[&nuclear[..], &["--content", "Writes fail since 09:40; run no migration."]].concat());
+    let warning = ["--kind", "signal", "--severity", "warning", "--title", "Staging certificate expires Friday"];
+    env.remember(&[&warning[..], &["--content", "Renew the staging certificate."]].concat());
+    // Decisions for the tree: one under a deeper key, and a note that only names them.
+    env.remember(&["--title", "Retry budget", "--content", "Retries are capped at 3.", "--kind", "decision"]);
+    let storage = ["--kind", "decision", "--schema-key", "root/decisions/storage"];
+    env.remember(&[&storage[..], &["--title", "Keep one database file", "--content", "SQLite, WAL."]].concat());
+    env.remember(&["--title", "Decisions are written down", "--content", "A note about decisions.", "--kind", "note"]);
+    // Another project with items but no arc of its own.
+    let acme = ["--project", "acme-api", "--kind", "decision"];
+    env.remember(&[&acme[..], &["--title", "Rate limits per key", "--content", "100/min."]].concat());
+    // The vault: an arc of demo (hot, a critical signal), one of web, a standing note (a
+    // vault-derived decision) and global signals (nuclear and warning).
+    let vault = crate::vault_support::Vault::new(&env);
+    vault.write(crate::vault_support::HOT, crate::vault_support::HOT_ARC);
+    vault.write("clusters/2026-11-20/2026-11-20-web-one-aaaaaaaaaaaa.md", arc_of("web", "web-one"));
+    vault.write(crate::vault_support::NOTE, crate::vault_support::STANDING_NOTE);
     vault.write(
         "notes/alerts.md",
         "---\ntitle: Alerts\n---\n\n<!-- @signal severity=nuclear source=prod date=2026-11-21 -->\nProduction database is read-only.\n<!-- @/signal -->\n\n<!-- @signal severity=warning source=ci date=2026-11-21 -->\nThe nightly build is slow.\n<!-- @/signal -->\n",
     );
     env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
     env.brain().args(["tick", "--vault", vault.arg(), "--no-ai"]).assert().success();
+    // Health lines out of time order, as a tick at start-up after a later one leaves them,
+    // and an AI line (no arc count).
+    let health = vault.path("brain-feed/health.jsonl");
+    let mut lines = std::fs::read_to_string(&health).unwrap();
+    lines.push_str(concat!(
+        r#"{"timestamp":"2026-11-21T12:00:00Z","score":8,"reason":"later tick","arcs":2,"signals":3,"lessons":1,"edges":1,"orphans":0,"duplicates":0}"#,
+        "\n",
+        r#"{"timestamp":"2026-11-21T06:00:00Z","score":3,"reason":"start-up tick","arcs":2,"signals":3,"lessons":1,"edges":1,"orphans":0,"duplicates":0}"#,
+        "\n",
+        r#"{"timestamp":"2026-11-21T13:00:00Z","source":"ai","score":7,"reason":"calm","model":"m"}"#,
+        "\n",
+    ));
+    std::fs::write(&health, lines).unwrap();
     let vault_config = format!("[vault]\npath = {:?}\n", vault.arg());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dashboard/check.mjs");
     for (pass, token) in [("open", None), ("token", Some(WRITER))] {
@@ -795,14 +927,14 @@ fn the_dashboard_renders_the_brain_in_chromium() {
             None => std::fs::write(env.home.join("config.toml"), &vault_config).unwrap(),
         }
         let server = Server::start(&env, &[]);
-        let screenshot = format!("{}/dashboard-{pass}.png", env!("CARGO_TARGET_TMPDIR"));
+        let screenshots = format!("{}/dashboard-{pass}", env!("CARGO_TARGET_TMPDIR"));
         let output = Command::new("node")
             .arg(script)
             .env("CHROMIUM", chromium)
             .env("BRAIN_URL", format!("http://{}", server.address))
             .env("BRAIN_PROJECT", "demo")
             .env("BRAIN_TOKEN", token.unwrap_or(""))
-            .env("SCREENSHOT", &screenshot)
+            .env("SCREENSHOTS", &screenshots)
             .env("PROFILE", env.dir.path().join(format!("chromium-{pass}")))
             .output()
             .unwrap();
@@ -814,7 +946,7 @@ fn the_dashboard_renders_the_brain_in_chromium() {
             server.log()
         );
         eprintln!(
-            "dashboard ({pass}): {} checks passed; screenshot {screenshot}",
+            "dashboard ({pass}): {} checks passed; screenshots {screenshots}-*.png",
             stdout.matches("\nok: ").count() + 1
         );
     }
