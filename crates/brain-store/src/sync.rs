@@ -52,7 +52,7 @@ pub enum PushOutcome {
 }
 
 /// What a synced copy did with a pulled change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PullOutcome {
     /// The local item now matches the server's.
     Applied,
@@ -61,6 +61,9 @@ pub enum PullOutcome {
     /// Changed here and there since the last sync: the server's version is kept beside the
     /// local one as a conflict.
     Conflict,
+    /// Refused, nothing written: the local item is in `local_scope`, a scope this copy does
+    /// not sync (any more), whatever scope the change claims.
+    OutOfScope { local_scope: String },
 }
 
 /// An item changed on both sides since the last sync, both versions kept.
@@ -303,12 +306,28 @@ impl WriteTx<'_> {
     /// then the server's version is kept as a conflict beside the local one (replacing an
     /// older one), never written over it. A pulled state equal to the local one ends any
     /// conflict of the item.
-    pub fn apply_pulled(&mut self, change: &Change, now: Timestamp) -> StoreResult<PullOutcome> {
+    ///
+    /// `synced` says which scopes this copy syncs now. A change is applied only to an item
+    /// whose local copy is in one of them: the scope a change claims is the server's word,
+    /// and a copy whose `[sync] scopes` were narrowed keeps items of the scopes it dropped,
+    /// which no server may delete or move any more.
+    pub fn apply_pulled(
+        &mut self,
+        change: &Change,
+        now: Timestamp,
+        synced: &dyn Fn(&str) -> bool,
+    ) -> StoreResult<PullOutcome> {
+        let local = self.get(&change.id)?;
+        if let Some(local) = &local {
+            let local_scope = local.scope.to_string();
+            if !synced(&local_scope) {
+                return Ok(PullOutcome::OutOfScope { local_scope });
+            }
+        }
         if change.version <= self.sync_base(&change.id)? {
             return Ok(PullOutcome::Unchanged);
         }
         let pending = self.change_row(&change.id)?.is_some_and(|row| row.pending);
-        let local = self.get(&change.id)?;
         let equal = same_state(local.as_ref(), change.item.as_ref());
         if pending && !equal {
             let remote = change.item.as_ref().map(serde_json::to_string).transpose().map_err(|err| {

@@ -74,11 +74,24 @@ pub struct SyncConfig {
     /// The stop and session-end hooks start a background sync at most this often (seconds;
     /// 0: never).
     pub interval: u64,
+    /// One run stops after this many pulls, MiB of pull answers or seconds, however much the
+    /// server says follows (the next run resumes): a broken or hostile server cannot keep a
+    /// sync, and its lock, running for ever. See `crate::sync::RunBounds`.
+    pub max_pulls: u64,
+    pub max_pull_mib: u64,
+    pub max_seconds: u64,
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
-        SyncConfig { url: None, scopes: crate::sync::ScopeSelector::default_patterns(), interval: 300 }
+        SyncConfig {
+            url: None,
+            scopes: crate::sync::ScopeSelector::default_patterns(),
+            interval: 300,
+            max_pulls: crate::sync::RunBounds::DEFAULT.max_pulls,
+            max_pull_mib: crate::sync::RunBounds::DEFAULT.max_bytes >> 20,
+            max_seconds: crate::sync::RunBounds::DEFAULT.max_time.as_secs(),
+        }
     }
 }
 
@@ -738,6 +751,9 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # url = "https://brain.example.com"
 # scopes = ["global", "project/*", "team/*"]   # "*" = all but agent/…, named agents travel
 # interval = 300           # stop/session-end hooks start a background sync at most this often
+# max_pulls = 1000         # one run stops after this many pulls (1,000 changes each at most),
+# max_pull_mib = 1024      # this many MiB of answers or this many seconds; the next run
+# max_seconds = 600        # resumes where it stopped
 
 # Search. mode: "lexical" (default), "hybrid" or "semantic" (these two need [embed]).
 # [search]

@@ -346,10 +346,12 @@ impl RemoteBrain {
     }
 
     /// One page of the server's change log after `after` (`GET /api/v2/sync/pull`) in the
-    /// scopes `scopes` (comma-separated patterns).
-    pub fn sync_pull(&self, after: u64, limit: usize, scopes: &str) -> BrainResult<crate::sync::PullResponse> {
+    /// scopes `scopes` (comma-separated patterns), and the size of the answer's body in bytes
+    /// (a sync run counts them against its bound).
+    pub fn sync_pull(&self, after: u64, limit: usize, scopes: &str) -> BrainResult<(crate::sync::PullResponse, usize)> {
         let params = [("after", after.to_string()), ("limit", limit.to_string()), ("scopes", scopes.to_string())];
-        self.get("/api/v2/sync/pull", &params)
+        let request = self.with_common(self.agent.get(self.url("/api/v2/sync/pull")), &params);
+        self.read_sized(request.call())
     }
 
     fn url(&self, path: &str) -> String {
@@ -382,6 +384,14 @@ impl RemoteBrain {
 
     /// The answer as `T`, or the error it stands for (see [`classify_status`]).
     fn read<T: DeserializeOwned>(&self, outcome: Result<Response<ureq::Body>, ureq::Error>) -> BrainResult<T> {
+        self.read_sized(outcome).map(|(answer, _)| answer)
+    }
+
+    /// [`RemoteBrain::read`], with the size of the body read.
+    fn read_sized<T: DeserializeOwned>(
+        &self,
+        outcome: Result<Response<ureq::Body>, ureq::Error>,
+    ) -> BrainResult<(T, usize)> {
         let mut response = outcome.map_err(|err| self.scrubbed(self.transport_error(&err)))?;
         let status = response.status();
         let location = response.headers().get("location").and_then(|value| value.to_str().ok()).map(str::to_string);
@@ -395,12 +405,13 @@ impl RemoteBrain {
             let error = classify_status(&self.target, status, &body, location.as_deref());
             return Err(self.scrubbed(error));
         }
-        serde_json::from_str(&body).map_err(|err| {
+        let answer = serde_json::from_str(&body).map_err(|err| {
             self.scrubbed(BrainError::internal(format!(
                 "brain serve at {} sent a response brain cannot read ({err})",
                 self.target.base_url
             )))
-        })
+        })?;
+        Ok((answer, body.len()))
     }
 
     /// Network-level failures: the server is not there, too slow, or speaks something else.

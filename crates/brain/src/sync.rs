@@ -11,14 +11,24 @@
 //! item changed on both sides since the last sync is never overwritten: the server's
 //! version is kept beside the local one as a conflict until `brain sync resolve`.
 //!
+//! The server is not trusted to be sane: a run stops at its [`RunBounds`] (pulls, bytes,
+//! time) whatever the server says follows; every number of an answer (cursor, versions,
+//! counts) is checked before anything of it is written; a pulled change is applied only to
+//! an item whose local copy is in a scope synced now, whatever scope the change claims.
+//!
 //! This module is above `Brain` (like `remote`): the wire types, the scope selection, the
 //! server's halves of the two routes (`accept_push`, `pull_page`) and the client's run.
 
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use brain_core::item::MAX_VERSION;
 use brain_core::{Item, Scope};
 use brain_store::{Change, ChangePage, PullOutcome, PushOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
 use crate::app::Brain;
+use crate::config::SyncConfig;
 use crate::error::{BrainError, BrainResult};
 use crate::remote::RemoteBrain;
 
@@ -44,6 +54,112 @@ pub const MAX_PULL_CHANGES: usize = 1000;
 /// default); a pull answer likewise stays under [`MAX_PULL_BYTES`].
 pub const MAX_PUSH_BYTES: usize = 512 * 1024;
 pub const MAX_PULL_BYTES: usize = 4 * 1024 * 1024;
+
+/// How far one run may go, whatever the server says follows: a server that answers "more"
+/// for ever (broken or hostile) would otherwise keep a sync — a write transaction per page,
+/// the sync lock held, a hook's background sync never ending — running for good. A run that
+/// reaches a bound stops with an error naming it; every page applied so far stays applied,
+/// the cursor at the last one, so the next run resumes there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunBounds {
+    /// Pull requests.
+    pub max_pulls: u64,
+    /// Bytes of pull answers (checked after each answer: a run reads at most one answer past
+    /// the bound, and an answer is at most 16 MiB).
+    pub max_bytes: u64,
+    /// Time since the run started, checked before each request (a request under way ends
+    /// within `[remote] timeout_ms`).
+    pub max_time: Duration,
+}
+
+impl RunBounds {
+    /// A first sync of up to a million changes fits one run (1,000 full pages of 1,000, or
+    /// 256 pages at the 4 MiB a server sends at most), and so does ten minutes of it; a
+    /// larger one goes on in the next run.
+    pub const DEFAULT: RunBounds =
+        RunBounds { max_pulls: 1000, max_bytes: 1 << 30, max_time: Duration::from_secs(600) };
+
+    /// The bounds `[sync]` sets (`max_pulls`, `max_pull_mib`, `max_seconds`); 0 is refused.
+    pub fn from_config(config: &SyncConfig) -> BrainResult<RunBounds> {
+        let keys = [
+            ("max_pulls", config.max_pulls),
+            ("max_pull_mib", config.max_pull_mib),
+            ("max_seconds", config.max_seconds),
+        ];
+        for (key, value) in keys {
+            if value == 0 {
+                return Err(BrainError::Config {
+                    message: format!("[sync] {key} must be at least 1 (0 would stop every sync before it starts)"),
+                    hint: Some(format!("raise [sync] {key}, or remove it for the default")),
+                });
+            }
+        }
+        Ok(RunBounds {
+            max_pulls: config.max_pulls,
+            max_bytes: config.max_pull_mib.saturating_mul(1 << 20),
+            max_time: Duration::from_secs(config.max_seconds),
+        })
+    }
+}
+
+/// What a run has used of its [`RunBounds`].
+struct RunBudget {
+    bounds: RunBounds,
+    started: Instant,
+    pulls: u64,
+    bytes: u64,
+}
+
+impl RunBudget {
+    fn new(bounds: RunBounds) -> RunBudget {
+        RunBudget { bounds, started: Instant::now(), pulls: 0, bytes: 0 }
+    }
+
+    /// The error that stops the run when its time is up (`doing`: what it was at).
+    fn check_time(&self, doing: &str, resume: &str) -> BrainResult<()> {
+        if self.started.elapsed() < self.bounds.max_time {
+            return Ok(());
+        }
+        let message = format!("stopped after {} s ([sync] max_seconds) while {doing}", self.bounds.max_time.as_secs());
+        Err(stopped(message, "max_seconds", resume))
+    }
+
+    /// The error that stops the run before another pull, when a bound is reached.
+    fn check_pull(&self, pulled: usize, cursor: u64) -> BrainResult<()> {
+        let resume = format!("{pulled} change(s) applied in this run, pulled through cursor {cursor}");
+        if self.pulls >= self.bounds.max_pulls {
+            return Err(stopped(
+                format!(
+                    "stopped after {} pulls ([sync] max_pulls): the server still says more changes follow",
+                    self.pulls
+                ),
+                "max_pulls",
+                &resume,
+            ));
+        }
+        if self.bytes >= self.bounds.max_bytes {
+            return Err(stopped(
+                format!(
+                    "stopped after {} MiB of answers ([sync] max_pull_mib): the server still says more changes follow",
+                    self.bytes >> 20
+                ),
+                "max_pull_mib",
+                &resume,
+            ));
+        }
+        self.check_time("pulling", &resume)
+    }
+}
+
+/// The error of a run stopped by the bound `[sync] key`.
+fn stopped(message: String, key: &str, resume: &str) -> BrainError {
+    BrainError::user_with_hint(
+        message,
+        format!(
+            "{resume}; raise [sync] {key} if the server really has that much to send (one that never ends is broken)"
+        ),
+    )
+}
 
 /// Which scopes travel: the `[sync] scopes` patterns — `global`, `project/NAME`,
 /// `team/NAME`, `agent/NAME`, `project/*`, `team/*`, `agent/*`, or `*` for every scope but
@@ -302,27 +418,45 @@ pub struct SyncReport {
     pub pending: u64,
     /// Conflicts waiting for `brain sync resolve`.
     pub unresolved: usize,
+    /// Pulled changes refused because the item here is in a scope this copy does not sync
+    /// (after `[sync] scopes` was narrowed): never applied.
+    pub refused: Vec<RefusedChange>,
     /// The server's version of each change it accepted in this run: the pull passes over
     /// these changes coming back (this copy has them already; see [`pull`]).
     #[serde(skip)]
     acknowledged: std::collections::HashMap<String, u64>,
 }
 
-/// Synchronises `brain`'s home with the server `remote`: push, then pull. Each step is
-/// durable on its own: a change is marked pushed only after the server's answer, the pull
-/// cursor moves in the transaction that applies its page, so a run killed at any point
-/// leaves a home the next run completes (see the module docs). `progress(stage, done)`.
+/// A pulled change refused: it would have deleted or moved an item of a scope not synced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedChange {
+    pub id: String,
+    /// The scope the change claimed.
+    pub scope: String,
+    /// The scope of the item here.
+    pub local_scope: String,
+}
+
+/// Synchronises `brain`'s home with the server `remote`: push, then pull, within `bounds`.
+/// Each step is durable on its own: a change is marked pushed only after the server's
+/// answer, the pull cursor moves in the transaction that applies its page, so a run killed
+/// (or stopped by a bound) at any point leaves a home the next run completes (see the
+/// module docs). Every number the server sends is checked before anything of its answer
+/// is written. `progress(stage, done)`.
 pub fn run(
     brain: &Brain,
     remote: &RemoteBrain,
     selector: &ScopeSelector,
+    bounds: RunBounds,
     progress: &mut dyn FnMut(&str, usize),
 ) -> BrainResult<SyncReport> {
     let mut report = SyncReport { url: remote.base_url().to_string(), ..SyncReport::default() };
+    let mut budget = RunBudget::new(bounds);
     trace("run");
-    push(brain, remote, selector, &mut report, progress)?;
+    push(brain, remote, selector, &budget, &mut report, progress)?;
     trace("pushed");
-    pull(brain, remote, selector, &mut report, progress)?;
+    pull(brain, remote, selector, &mut budget, &mut report, progress)?;
     trace("pulled");
     let (pending, unresolved) = brain
         .store()
@@ -337,11 +471,19 @@ fn push(
     brain: &Brain,
     remote: &RemoteBrain,
     selector: &ScopeSelector,
+    budget: &RunBudget,
     report: &mut SyncReport,
     progress: &mut dyn FnMut(&str, usize),
 ) -> BrainResult<()> {
     let keep = |scope: &str| selector.matches(scope);
     let mut after = 0;
+    let mut send = |batch: Vec<(u64, WireChange)>, report: &mut SyncReport| -> BrainResult<()> {
+        let resume = format!("{} change(s) pushed in this run", report.pushed);
+        budget.check_time("pushing", &resume)?;
+        send_batch(brain, remote, batch, report)?;
+        progress("push", report.pushed + report.push_conflicts);
+        Ok(())
+    };
     loop {
         let page = brain.store().pending_changes(after, PUSH_BATCH, &keep)?;
         let mut batch: Vec<(u64, WireChange)> = Vec::new();
@@ -351,16 +493,14 @@ fn push(
             let wire = WireChange::from_change(change);
             let size = serde_json::to_vec(&wire).map(|json| json.len()).unwrap_or(0);
             if bytes + size > MAX_PUSH_BYTES && !batch.is_empty() {
-                send_batch(brain, remote, std::mem::take(&mut batch), report)?;
-                progress("push", report.pushed + report.push_conflicts);
+                send(std::mem::take(&mut batch), report)?;
                 bytes = 0;
             }
             bytes += size;
             batch.push((seq, wire));
         }
         if !batch.is_empty() {
-            send_batch(brain, remote, batch, report)?;
-            progress("push", report.pushed + report.push_conflicts);
+            send(batch, report)?;
         }
         if !page.more || page.next <= after {
             return Ok(());
@@ -381,19 +521,9 @@ fn send_batch(
     trace("push: sending");
     let answer = remote.sync_push(&request)?;
     trace("push: answered");
-    if answer.results.len() != seqs.len() {
-        return Err(BrainError::internal(format!(
-            "brain serve at {} answered {} results for {} pushed changes",
-            remote.base_url(),
-            answer.results.len(),
-            seqs.len()
-        )));
-    }
+    check_push_answer(remote.base_url(), &seqs, &answer)?;
     brain.store().write(|tx| {
         for ((id, seq), result) in seqs.iter().zip(&answer.results) {
-            if result.id != *id {
-                continue;
-            }
             if result.status == "accepted" {
                 tx.acknowledge_push(id, *seq, result.version)?;
                 report.acknowledged.insert(id.clone(), result.version);
@@ -407,19 +537,99 @@ fn send_batch(
     Ok(())
 }
 
+/// Checks a push answer before anything of it is written: one result per change pushed, in
+/// order, each with a known status and a version the store can hold.
+fn check_push_answer(url: &str, sent: &[(String, u64)], answer: &PushResponse) -> BrainResult<()> {
+    let refuse = |what: String| {
+        Err(BrainError::internal(format!(
+            "brain serve at {url} {what}; the answer was refused and the changes stay pending"
+        )))
+    };
+    if answer.results.len() != sent.len() {
+        return refuse(format!("answered {} results for {} pushed changes", answer.results.len(), sent.len()));
+    }
+    for ((id, _), result) in sent.iter().zip(&answer.results) {
+        if result.id != *id {
+            return refuse(format!("answered for item {:?} where {id} was pushed", clip_wire(&result.id)));
+        }
+        if result.status != "accepted" && result.status != "conflict" {
+            return refuse(format!("answered status {:?} for {id} (accepted or conflict)", clip_wire(&result.status)));
+        }
+        // 0: a deletion of an item the server never had is accepted as its (absent) state.
+        if result.version > MAX_VERSION {
+            return refuse(format!("answered version {} for {id}, past the largest ({MAX_VERSION})", result.version));
+        }
+    }
+    Ok(())
+}
+
+/// A server's text quoted in a message: one short line.
+fn clip_wire(text: &str) -> String {
+    crate::output::escape_controls(&text.chars().take(80).collect::<String>()).into_owned()
+}
+
+/// Checks a pull answer before anything of it is written: a cursor that moves forward
+/// (and does move when the answer carries changes or says more follow) and stays within
+/// what a store can count (2^53 − 1, like versions: what a JSON client reads exactly); no
+/// more changes than asked for; each item once; every version within 1 to 2^53 − 1.
+fn check_pull_answer(url: &str, after: u64, limit: usize, answer: &PullResponse) -> BrainResult<()> {
+    let refuse = |what: String| {
+        Err(BrainError::internal(format!(
+            "brain serve at {url} {what}; nothing of this answer was applied and the cursor stays at {after}"
+        )))
+    };
+    if answer.next > MAX_VERSION {
+        return refuse(format!("sent cursor {}, past the largest a server can reach ({MAX_VERSION})", answer.next));
+    }
+    if answer.next < after {
+        return refuse(format!("sent cursor {}, behind the cursor {after} asked from", answer.next));
+    }
+    if answer.next == after && (answer.more || !answer.changes.is_empty()) {
+        return refuse(format!(
+            "sent {} change(s){} but its cursor did not move",
+            answer.changes.len(),
+            if answer.more { " and said more follow" } else { "" }
+        ));
+    }
+    if answer.changes.len() > limit {
+        return refuse(format!("sent {} changes in one page, more than the {limit} asked for", answer.changes.len()));
+    }
+    let mut seen: HashSet<&str> = HashSet::with_capacity(answer.changes.len());
+    for change in &answer.changes {
+        if !seen.insert(change.id.as_str()) {
+            return refuse(format!("sent item {:?} twice in one page", clip_wire(&change.id)));
+        }
+        if !(1..=MAX_VERSION).contains(&change.version) {
+            return refuse(format!(
+                "sent version {} of item {:?}, outside 1 to {MAX_VERSION}",
+                change.version,
+                clip_wire(&change.id)
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn pull(
     brain: &Brain,
     remote: &RemoteBrain,
     selector: &ScopeSelector,
+    budget: &mut RunBudget,
     report: &mut SyncReport,
     progress: &mut dyn FnMut(&str, usize),
 ) -> BrainResult<()> {
     let name = format!("pull:{}", remote.base_url());
+    let synced = |scope: &str| selector.matches(scope);
     loop {
         let after = brain.store().read(|tx| tx.sync_cursor(&name))?;
+        budget.check_pull(report.pulled, after)?;
         trace("pull: asking");
-        let answer = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
+        let (answer, bytes) = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
+        budget.pulls += 1;
+        budget.bytes = budget.bytes.saturating_add(bytes as u64);
         trace(&format!("pull: answered {} changes", answer.changes.len()));
+        check_pull_answer(remote.base_url(), after, MAX_PULL_CHANGES, &answer)?;
+        let (next, more) = (answer.next, answer.more);
         let mut changes = Vec::with_capacity(answer.changes.len());
         for wire in answer.changes {
             // The server filtered by scope already; a change outside the selection (an
@@ -435,7 +645,6 @@ fn pull(
             }
             changes.push(prepared_change(brain, wire)?);
         }
-        let next = answer.next.max(after);
         if changes.is_empty() && next == after {
             // Nothing to apply and the cursor stays: no transaction (and no fsync).
             trace("pull: nothing to write");
@@ -443,23 +652,29 @@ fn pull(
         }
         trace("pull: prepared");
         let now = brain.now;
-        let (applied, conflicts) = brain.store().write(|tx| {
-            let (mut applied, mut conflicts) = (0, 0);
+        let (applied, conflicts, refused) = brain.store().write(|tx| {
+            let (mut applied, mut conflicts, mut refused) = (0, 0, Vec::new());
             for change in &changes {
-                match tx.apply_pulled(change, now)? {
+                match tx.apply_pulled(change, now, &synced)? {
                     PullOutcome::Applied => applied += 1,
                     PullOutcome::Conflict => conflicts += 1,
                     PullOutcome::Unchanged => {}
+                    PullOutcome::OutOfScope { local_scope } => {
+                        refused.push(RefusedChange { id: change.id.clone(), scope: change.scope.clone(), local_scope })
+                    }
                 }
             }
+            // A refused change is final (asking again brings the same answer): the cursor
+            // moves past it like past any other.
             tx.set_sync_cursor(&name, next)?;
-            Ok((applied, conflicts))
+            Ok((applied, conflicts, refused))
         })?;
         trace("pull: applied");
         report.pulled += applied;
         report.conflicts += conflicts;
+        report.refused.extend(refused);
         progress("pull", report.pulled);
-        if !answer.more || answer.next <= after {
+        if !more {
             return Ok(());
         }
     }

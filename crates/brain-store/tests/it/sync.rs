@@ -38,10 +38,11 @@ fn sync(client: &Store, server: &Store) -> (usize, usize) {
         client
             .write(|tx| {
                 for change in &page.changes {
-                    match tx.apply_pulled(change, NOW.parse().unwrap())? {
+                    match tx.apply_pulled(change, NOW.parse().unwrap(), &everything)? {
                         PullOutcome::Applied => applied += 1,
                         PullOutcome::Conflict => conflicts += 1,
                         PullOutcome::Unchanged => {}
+                        PullOutcome::OutOfScope { local_scope } => panic!("every scope syncs, not {local_scope}"),
                     }
                 }
                 tx.set_sync_cursor("pull:test", page.next)
@@ -306,6 +307,48 @@ fn a_conflict_ends_when_the_server_comes_round_to_the_local_state() {
     sync(&a.store, &server.store);
     assert!(a.store.get(&original.id).unwrap().is_none() && server.store.get(&original.id).unwrap().is_none());
 }
+#[test]
+fn a_pulled_change_never_touches_an_item_of_a_scope_not_synced_now() {
+    let server = fixture();
+    let copy = fixture();
+    let mut beta = item(1, "Beta", "beta words");
+    beta.scope = brain_core::Scope::Project("beta".into());
+    copy.store.insert(&beta).unwrap();
+    sync(&copy.store, &server.store);
+    assert!(pending(&copy.store).is_empty(), "acknowledged: nothing protects it but its scope");
+
+    // This copy now syncs alpha only; the changes claim alpha for the beta item.
+    let alpha_only = |scope: &str| scope == "project/alpha";
+    let mut moved = beta.clone();
+    moved.scope = brain_core::Scope::Project("alpha".into());
+    moved.content = "moved and rewritten".into();
+    let claims = [
+        Change { seq: 0, id: beta.id.clone(), scope: "project/alpha".into(), version: 2, base_version: 0, item: None },
+        Change {
+            seq: 0,
+            id: beta.id.clone(),
+            scope: "project/alpha".into(),
+            version: 2,
+            base_version: 0,
+            item: Some(moved.clone()),
+        },
+    ];
+    let generation = copy.store.generation().unwrap();
+    for change in &claims {
+        let outcome = copy.store.write(|tx| tx.apply_pulled(change, NOW.parse().unwrap(), &alpha_only)).unwrap();
+        assert_eq!(outcome, PullOutcome::OutOfScope { local_scope: "project/beta".into() });
+        let kept = copy.store.get(&beta.id).unwrap().expect("not deleted");
+        assert_eq!((kept.scope.to_string(), kept.content.as_str()), ("project/beta".into(), "beta words"));
+    }
+    assert_eq!(copy.store.generation().unwrap(), generation, "a refused change writes nothing");
+    assert!(pending(&copy.store).is_empty() && copy.store.read(|tx| tx.sync_conflicts()).unwrap().is_empty());
+
+    // Where beta syncs, the same change applies.
+    let outcome = copy.store.write(|tx| tx.apply_pulled(&claims[1], NOW.parse().unwrap(), &everything)).unwrap();
+    assert_eq!(outcome, PullOutcome::Applied);
+    assert_eq!(copy.store.get(&beta.id).unwrap().unwrap().scope.to_string(), "project/alpha");
+}
+
 mod convergence {
     //! Random operations on two copies, synced at random moments: once every conflict is
     //! resolved, both copies and the server hold the same items.

@@ -6,17 +6,24 @@
 //! **drafts** (whatever `write_policy` says: a model's proposal waits for a person —
 //! `brain review --drafts`, `brain approve ID`, the dashboard).
 //!
+//! One prompt per project: the sessions of the window are grouped by the project they were
+//! captured in (a session without a valid project name counts as the current project's),
+//! each group asked about in a prompt of its own — its sessions, its project's recent arcs,
+//! the dedup hints of its project and global — and each draft is filed under its sessions'
+//! project. One project's session text never sways a draft of another.
+//!
 //! Rules (a rejected proposal is reported with its reason): the text is not empty; every
 //! session named is one the prompt showed, and every file is one those sessions touched; the
-//! dedup hint is `category:topic:key`; no item of the session's scopes (any status) has the
+//! dedup hint is `category:topic:key`; no item of the project's scopes (any status) has the
 //! same hint, and no earlier proposal of the answer does; the text is not a near-duplicate
 //! (word 3-shingle Jaccard ≥ [`NEAR_THRESHOLD`]) of an earlier proposal or of an item search
 //! finds for its title or its content; at most `max_changes_per_kind` items per run.
 //!
 //! Bounds: sessions of the window only (`--since`, else since the last run, else 7 days),
 //! oldest first, at most `max_sessions`; the prompt within `prompt_max_tokens` (configured
-//! tokenizer; every text redacted before it is counted); the exchange within `timeout_ms` and
-//! `max_cost_per_tick`, one repair retry, one wait on a 429 — the tick's machinery.
+//! tokenizer; every text redacted before it is counted), per prompt; all the prompts' exchanges
+//! within `timeout_ms` and `max_cost_per_tick`, one repair retry and one wait on a 429 per
+//! prompt — the tick's machinery.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -29,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::provider::Provider;
-use super::{Structured, Usage, ask, audit_answer, write_audit};
+use super::{Structured, Usage, ask_until, audit_answer, write_audit};
 use crate::app::Brain;
 use crate::capture::SessionSummary;
 use crate::capture::store::{Shard, capture_dir, sessions_dir};
@@ -108,6 +115,8 @@ pub struct EnrichOutcome {
     /// The draft's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The scope the draft is (or would be) filed under: its sessions' project.
+    pub scope: String,
 }
 
 /// What one run did.
@@ -122,6 +131,9 @@ pub struct EnrichReport {
     pub sessions_in_window: usize,
     pub sessions_shown: usize,
     pub sessions_left: usize,
+    /// Prompts asked (one per project of the sessions shown) and their projects.
+    pub prompts: usize,
+    pub projects: Vec<String>,
     pub arcs_shown: usize,
     pub prompt_tokens: usize,
     pub prompt_max_tokens: usize,
@@ -263,6 +275,30 @@ fn read_stamp(brain: &Brain) -> Option<Timestamp> {
     serde_json::from_slice::<Stamp>(&bytes).ok().map(|stamp| stamp.until)
 }
 
+/// The project a session's drafts are filed under: the one it was captured in, else (no
+/// valid project name) the current one.
+fn session_project(brain: &Brain, session: &Session) -> String {
+    let project = session.summary.project.trim();
+    match brain_core::scope::validate_scope_name(project) {
+        Ok(()) => project.to_string(),
+        Err(_) => brain.project.clone(),
+    }
+}
+
+/// The sessions by project, each group oldest first, the groups in the order of their oldest
+/// session.
+fn by_project<'a>(brain: &Brain, sessions: &'a [Session]) -> Vec<(String, Vec<&'a Session>)> {
+    let mut groups: Vec<(String, Vec<&Session>)> = Vec::new();
+    for session in sessions {
+        let project = session_project(brain, session);
+        match groups.iter_mut().find(|(name, _)| *name == project) {
+            Some((_, group)) => group.push(session),
+            None => groups.push((project, vec![session])),
+        }
+    }
+    groups
+}
+
 /// The lines of one session (redacted, clipped).
 fn session_block(session: &Session) -> String {
     let s = &session.summary;
@@ -303,13 +339,17 @@ struct Built {
     arcs_shown: usize,
 }
 
-/// Sessions (70 % of the data budget), recent arcs (15 %) and the dedup hints already taken
-/// (15 %); a section's unused share flows on; the instructions are never cut.
-fn build_prompt(brain: &Brain, sessions: &[Session], arcs: &[String], hints: &[String]) -> Built {
+/// The prompt about `project`'s `sessions`: the sessions (70 % of the data budget), recent
+/// arcs (15 %) and the dedup hints already taken (15 %); a section's unused share flows on;
+/// the instructions are never cut.
+fn build_prompt(brain: &Brain, project: &str, sessions: &[&Session], arcs: &[String], hints: &[String]) -> Built {
     let counter = brain.counter();
     let max_tokens = brain.config.ai.prompt_max_tokens;
     let system = INSTRUCTIONS.to_string();
-    let header = format!("Now: {}\n", brain_core::time::format_timestamp(brain.now));
+    let header = format!(
+        "Now: {}\nProject: {project} (every session below was captured in it)\n",
+        brain_core::time::format_timestamp(brain.now)
+    );
     let data = max_tokens.saturating_sub(counter.count(&system) + counter.count(&header) + 40);
     let mut user = header;
     let mut shown = Vec::new();
@@ -407,18 +447,24 @@ fn search_candidates(brain: &Brain, scopes: &[brain_core::Scope], query: &str) -
         .unwrap_or_default()
 }
 
-/// Checks every proposal; returns the accepted ones (index into the answer, draft, source).
+/// Checks every proposal of the answer to the prompt about one project (its `sessions`,
+/// `shown` of them; drafts filed under `scope`); returns the accepted ones (index into
+/// `outcomes`, draft, source). `accepted_before`: drafts the run's earlier answers accepted
+/// (the cap counts the whole run).
+#[allow(clippy::too_many_arguments)]
 fn check(
     brain: &Brain,
     answer: &Answer,
-    sessions: &[Session],
+    sessions: &[&Session],
     shown: &[usize],
+    scope: &str,
     existing: &Existing,
+    accepted_before: usize,
     outcomes: &mut Vec<EnrichOutcome>,
 ) -> Vec<(usize, ItemDraft, String)> {
     let cap = brain.config.ai.max_changes_per_kind;
     let shown_sessions: HashMap<&str, &Session> =
-        shown.iter().map(|i| (sessions[*i].summary.session_id.as_str(), &sessions[*i])).collect();
+        shown.iter().map(|i| (sessions[*i].summary.session_id.as_str(), sessions[*i])).collect();
     let mut accepted: Vec<(usize, ItemDraft, String)> = Vec::new();
     let mut accepted_texts: Vec<(String, String)> = Vec::new();
     let mut accepted_hints: HashSet<String> = HashSet::new();
@@ -439,6 +485,7 @@ fn check(
             status: "rejected".into(),
             why: None,
             id: None,
+            scope: scope.to_string(),
         };
         let verdict = (|| -> Result<(ItemDraft, String), String> {
             if title.is_empty() || content.is_empty() {
@@ -487,7 +534,7 @@ fn check(
             {
                 return Err(format!("near-duplicate of {id} ({:.0}% the same words)", similarity * 100.0));
             }
-            if accepted.len() >= cap {
+            if accepted_before + accepted.len() >= cap {
                 return Err(format!("over the cap of {cap} items per run (max_changes_per_kind)"));
             }
             let mut tags: Vec<String> = vec!["enriched".into()];
@@ -509,6 +556,7 @@ fn check(
                 files: Some(proposal.files.iter().map(|f| f.trim().to_string()).collect()),
                 evidence: Some(evidence_sessions.iter().map(|id| format!("session:{id}")).collect()),
                 dedup_hint: Some(hint.clone()),
+                scope: Some(scope.to_string()),
                 ..ItemDraft::default()
             };
             let source = format!("transcript:{}", evidence_sessions[0]);
@@ -562,7 +610,6 @@ pub fn run_with_env(
         ..EnrichReport::default()
     };
 
-    let started = Instant::now();
     let mut sessions = sessions_since(brain, since);
     report.sessions_in_window = sessions.len();
     sessions.truncate(options.max_sessions);
@@ -570,45 +617,76 @@ pub fn run_with_env(
         report.error = Some(format!("no captured session ended since {}", report.since));
         return Ok(report);
     }
-    let scopes = brain.visible_scopes();
-    let metas = brain.store().read(|tx| tx.list_metas(&scopes))?;
-    let mut hints: HashMap<String, String> = HashMap::new();
-    for meta in &metas {
-        if let Some(hint) = meta.dedup_hint.as_deref().and_then(normal_hint) {
-            hints.entry(hint).or_insert_with(|| meta.id.clone());
-        }
-    }
-    let mut hint_lines: Vec<String> = hints.keys().cloned().collect();
-    hint_lines.sort();
     let arcs = recent_arcs(brain, since);
-    let built = build_prompt(brain, &sessions, &arcs, &hint_lines);
-    report.sessions_shown = built.shown.len();
-    report.sessions_left = report.sessions_in_window - report.sessions_shown;
-    report.arcs_shown = built.arcs_shown;
-    report.prompt_tokens = built.tokens;
-    report.prompt_chars = built.system.chars().count() + built.user.chars().count();
-    report.prompt_build_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1000.0;
-    if built.shown.is_empty() {
-        report.error = Some("no session fits in prompt_max_tokens".into());
-        return Ok(report);
-    }
-
-    let started = Instant::now();
+    let deadline = Instant::now() + std::time::Duration::from_millis(config.timeout_ms);
     let schema = schema();
-    let question = Structured {
-        name: SCHEMA_NAME,
-        system: &built.system,
-        user: &built.user,
-        prompt_tokens: built.tokens,
-        schema: &schema,
-    };
-    let asked = ask(config, brain.counter(), &provider, &question, &parse, &mut report.usage);
-    report.latency_ms = (started.elapsed().as_secs_f64() * 1e6).round() / 1000.0;
-    report.cost = config.cost(report.usage.tokens_in, report.usage.tokens_out);
-    let raw = match asked {
-        Ok((answer, raw)) => {
+    let mut usage = Usage::default();
+    let (mut failures, mut prompts, mut raws) = (Vec::new(), String::new(), String::new());
+    let mut shown_ends: Vec<Timestamp> = Vec::new();
+    let mut unshown_ends: Vec<Timestamp> = Vec::new();
+    let mut accepted_count = 0;
+    let mut build_ms = 0.0;
+    let groups = by_project(brain, &sessions);
+    for (index, (project, group)) in groups.iter().enumerate() {
+        // The project's prompt.
+        let building = Instant::now();
+        let scopes = vec![brain_core::Scope::Global, brain_core::Scope::Project(project.clone())];
+        let metas = brain.store().read(|tx| tx.list_metas(&scopes))?;
+        let mut hints: HashMap<String, String> = HashMap::new();
+        for meta in &metas {
+            if let Some(hint) = meta.dedup_hint.as_deref().and_then(normal_hint) {
+                hints.entry(hint).or_insert_with(|| meta.id.clone());
+            }
+        }
+        let mut hint_lines: Vec<String> = hints.keys().cloned().collect();
+        hint_lines.sort();
+        let project_arcs: Vec<String> =
+            arcs.iter().filter(|(of, _)| of == project).map(|(_, line)| line.clone()).collect();
+        let built = build_prompt(brain, project, group, &project_arcs, &hint_lines);
+        build_ms += building.elapsed().as_secs_f64() * 1000.0;
+        report.prompts += 1;
+        report.projects.push(project.clone());
+        report.sessions_shown += built.shown.len();
+        report.arcs_shown += built.arcs_shown;
+        report.prompt_tokens += built.tokens;
+        report.prompt_chars += built.system.chars().count() + built.user.chars().count();
+        prompts.push_str(&format!("{}\n\n{}\n\n", built.system, built.user));
+        for (position, session) in group.iter().enumerate() {
+            let ends = if built.shown.contains(&position) { &mut shown_ends } else { &mut unshown_ends };
+            ends.push(session.end);
+        }
+        if built.shown.is_empty() {
+            failures.push(format!("no session of project {project} fits in prompt_max_tokens"));
+            continue;
+        }
+
+        // Then the question, within what the run's budgets leave.
+        let asking = Instant::now();
+        let question = Structured {
+            name: SCHEMA_NAME,
+            system: &built.system,
+            user: &built.user,
+            prompt_tokens: built.tokens,
+            schema: &schema,
+        };
+        let asked = ask_until(config, brain.counter(), &provider, &question, &parse, &mut usage, deadline);
+        report.latency_ms += asking.elapsed().as_secs_f64() * 1000.0;
+        let (answer, raw, exhausted) = match asked {
+            Ok((answer, raw)) => (Some(answer), raw, false),
+            Err(failure) => {
+                failures.push(format!("{} (the prompt about project {project})", failure.message));
+                (None, failure.raw, failure.exhausted)
+            }
+        };
+        if !raw.is_empty() {
+            raws.push_str(&format!("--- the answer about project {project} ---\n{raw}\n"));
+        }
+        if let Some(answer) = answer {
             let existing = Existing { hints, scopes };
-            let accepted = check(brain, &answer, &sessions, &built.shown, &existing, &mut report.proposals);
+            let scope = format!("project/{project}");
+            let accepted =
+                check(brain, &answer, group, &built.shown, &scope, &existing, accepted_count, &mut report.proposals);
+            accepted_count += accepted.len();
             for (index, draft, source) in accepted {
                 let outcome = &mut report.proposals[index];
                 if options.dry_run {
@@ -626,24 +704,39 @@ pub fn run_with_env(
                     }
                 }
             }
-            raw
         }
-        Err((message, raw)) => {
-            report.error = Some(message);
-            raw
+        if exhausted && index + 1 < groups.len() {
+            let left: Vec<&str> = groups[index + 1..].iter().map(|(project, _)| project.as_str()).collect();
+            failures.push(format!("not asked after that failure: project(s) {}", left.join(", ")));
+            break;
         }
-    };
+    }
+    report.sessions_left = report.sessions_in_window - report.sessions_shown;
+    report.prompt_build_ms = (build_ms * 1000.0).round() / 1000.0;
+    report.latency_ms = (report.latency_ms * 1000.0).round() / 1000.0;
+    report.usage = usage;
+    report.cost = config.cost(report.usage.tokens_in, report.usage.tokens_out);
+    if !failures.is_empty() {
+        report.error = Some(failures.join("; "));
+    }
     report.proposed = report.proposals.len();
     report.written = report.proposals.iter().filter(|p| p.status == "written").count();
     report.rejected = report.proposals.iter().filter(|p| p.status == "rejected").count();
     if !options.dry_run {
         if report.error.is_none() {
-            // The next run starts after the newest session shown (the rest of the window waits).
-            if let Some(last) = built.shown.iter().map(|i| sessions[*i].end).max() {
-                let until = Timestamp::from_second(last.as_second() + 1).unwrap_or(last);
-                if let Ok(text) = serde_json::to_vec(&Stamp { until }) {
-                    let _ = crate::vault::fsio::write_owned(&stamp_path(brain), &text);
-                }
+            // The next run starts after the newest session shown, or at the oldest one a
+            // prompt had no room for (that project's rest waits; the sessions shown since
+            // come again, and their drafts then are duplicates of these).
+            let after_shown =
+                shown_ends.iter().max().map(|last| Timestamp::from_second(last.as_second() + 1).unwrap_or(*last));
+            let until = match (after_shown, unshown_ends.iter().min()) {
+                (Some(after), Some(unshown)) => Some(after.min(*unshown)),
+                (after, unshown) => after.or(unshown.copied()),
+            };
+            if let Some(until) = until
+                && let Ok(text) = serde_json::to_vec(&Stamp { until })
+            {
+                let _ = crate::vault::fsio::write_owned(&stamp_path(brain), &text);
             }
         }
         #[derive(Serialize)]
@@ -657,29 +750,35 @@ pub fn run_with_env(
         let record = Record {
             timestamp: brain_core::time::format_timestamp(brain.now),
             report: &report,
-            prompt_sha256: crate::vault::fsio::sha256_hex(format!("{}\n\n{}", built.system, built.user).as_bytes()),
-            answer: audit_answer(&raw),
+            prompt_sha256: crate::vault::fsio::sha256_hex(prompts.as_bytes()),
+            answer: audit_answer(&raws),
         };
         report.audit = write_audit(brain, "enrich", &record);
     }
     Ok(report)
 }
 
-/// Arcs of the vault index created since `since`, newest first: `cluster_id | title — summary`.
-fn recent_arcs(brain: &Brain, since: Timestamp) -> Vec<String> {
+/// Arcs of the vault index created since `since`, newest first, each with its project (empty:
+/// none): `cluster_id | title — summary`. At most [`MAX_ARCS`] of each project.
+fn recent_arcs(brain: &Brain, since: Timestamp) -> Vec<(String, String)> {
     let Ok(snapshot) = crate::vault::scan::load_snapshot(brain) else { return Vec::new() };
-    let mut arcs: Vec<&crate::vault::state::ArcState> = snapshot
+    let mut arcs: Vec<(&str, &crate::vault::state::ArcState)> = snapshot
         .values()
         .filter(|file| file.state.arc_owner && !file.state.merged && file.state.generated.is_none())
-        .filter_map(|file| file.state.arc.as_deref())
-        .filter(|arc| arc.created >= since.as_second())
+        .filter_map(|file| Some((file.state.project.as_str(), file.state.arc.as_deref()?)))
+        .filter(|(_, arc)| arc.created >= since.as_second())
         .collect();
-    arcs.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.cluster_id.cmp(&b.cluster_id)));
-    arcs.iter()
-        .take(MAX_ARCS)
-        .map(|arc| {
+    arcs.sort_by(|a, b| b.1.created.cmp(&a.1.created).then_with(|| a.1.cluster_id.cmp(&b.1.cluster_id)));
+    let mut per_project: HashMap<&str, usize> = HashMap::new();
+    arcs.into_iter()
+        .filter(|(project, _)| {
+            let count = per_project.entry(project).or_default();
+            *count += 1;
+            *count <= MAX_ARCS
+        })
+        .map(|(project, arc)| {
             let summary = arc.summary.as_deref().map(|s| format!(" — {s}")).unwrap_or_default();
-            format!("{} | {}{}", arc.cluster_id, arc.title, summary)
+            (project.to_string(), format!("{} | {}{}", arc.cluster_id, arc.title, summary))
         })
         .collect()
 }

@@ -4,18 +4,21 @@
 //! - [`config`]: `[ai]` (user config only), the bounds of a tick.
 //! - [`provider`]: the providers (OpenAI-compatible chat completions, Anthropic Messages)
 //!   behind one closed enum; the key from the environment only, never printed.
-//! - [`prompt`] (phase 2): a redacted, token-bounded view of the vault.
-//! - [`run`] (phase 3): one request, one repair retry on an answer that is not the schema's
-//!   JSON, at most one bounded wait on a 429 with `retry-after`, all within `timeout_ms` and
-//!   `max_cost_per_tick`.
-//! - [`proposals`] (phase 4, first half): schema and rules; [`apply`] (phase 4, second half,
-//!   and phase 5): the writes through the vault's rules and the re-read that verifies them.
+//! - [`prompt`] (phase 2): a redacted, token-bounded view of one project's part of the vault;
+//!   one prompt per project.
+//! - [`run`] (phase 3): one request per prompt, one repair retry on an answer that is not the
+//!   schema's JSON, at most one bounded wait on a 429 with `retry-after`, all prompts within
+//!   `timeout_ms` and `max_cost_per_tick`.
+//! - [`proposals`] (phase 4, first half): schema and rules, each answer held to its prompt's
+//!   project; [`apply`] (phase 4, second half, and phase 5): the writes through the vault's
+//!   rules and the re-read that verifies them.
 //!
 //! Invariants: phase 1 has finished and written its feed before anything here runs, and
 //! nothing here can fail the tick (a failure is reported in the tick report,
 //! `last-tick-diff.md` and the audit record); no proposal is written before every proposal
-//! of the answer has been checked; nothing leaves the machine that the redactor did not see;
-//! `--dry-run` asks the model but writes nothing anywhere.
+//! of every answer has been checked; no prompt holds two projects' text, and no answer
+//! changes a project other than its prompt's; nothing leaves the machine that the redactor
+//! did not see; `--dry-run` asks the model but writes nothing anywhere.
 
 pub(crate) mod apply;
 pub mod config;
@@ -50,13 +53,19 @@ const AUDIT_ANSWER_BYTES: usize = 256 << 10;
 /// times the limit (under the configured tokenizer, which may differ from the model's) is refused.
 const OUTPUT_SLACK: usize = 2;
 
-/// The prompt's figures.
+/// The prompts' figures (one prompt per project: sums over them).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct PromptFigures {
+    /// Prompts built (one per project with something to change, hottest first).
+    pub prompts: usize,
+    /// Their projects, in the order asked (empty: the arcs without a project).
+    pub projects: Vec<String>,
     pub tokens: usize,
+    /// The bound of each prompt.
     pub max_tokens: usize,
     pub chars: usize,
-    /// SHA-256 of the system and user text (the audit record keeps the digest, not the text).
+    /// SHA-256 of the prompts' system and user texts (the audit record keeps the digest, not
+    /// the text).
     pub sha256: String,
     pub arcs_shown: usize,
     pub arcs_total: usize,
@@ -171,7 +180,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let mut report =
         AiReport { provider: provider.name().into(), model: provider.model().into(), ..AiReport::default() };
 
-    // Phase 2: the prompt.
+    // Phase 2: the prompts, one per project (see `prompt`).
     let started = Instant::now();
     let mut step = Instant::now();
     let mut steps = Vec::new();
@@ -181,69 +190,90 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     };
     let now = brain.now;
     let active = active_signals(input.snapshot, now, &brain.config.vault);
-    let lessons = prompt::recent_lessons(brain);
+    let projects = prompt::projects(input.snapshot, &active);
+    let lessons: Vec<Vec<String>> = projects.iter().map(|project| prompt::recent_lessons(brain, project)).collect();
     lap("inputs", &mut step);
-    let built = prompt::build(
-        &prompt::PromptInput {
-            snapshot: input.snapshot,
-            active: &active,
-            lessons: &lessons,
-            last_diff: input.last_diff,
-            now,
-        },
-        brain.counter(),
-        config.prompt_max_tokens,
-    );
+    let built: Vec<prompt::Prompt> = projects
+        .iter()
+        .zip(&lessons)
+        .map(|(project, lessons)| {
+            let input = prompt::PromptInput {
+                snapshot: input.snapshot,
+                project,
+                active: &active,
+                lessons,
+                last_diff: input.last_diff,
+                now,
+            };
+            prompt::build(&input, brain.counter(), config.prompt_max_tokens)
+        })
+        .collect();
     lap("render", &mut step);
     let facts = facts(input.snapshot);
     lap("facts", &mut step);
     drop(active);
+    let texts: String = built.iter().map(|built| format!("{}\n\n{}\n\n", built.system, built.user)).collect();
     report.prompt = PromptFigures {
-        tokens: built.tokens,
+        prompts: built.len(),
+        projects: projects.clone(),
+        tokens: built.iter().map(|built| built.tokens).sum(),
         max_tokens: config.prompt_max_tokens,
-        chars: built.system.chars().count() + built.user.chars().count(),
-        sha256: sha256_hex(format!("{}\n\n{}", built.system, built.user).as_bytes()),
-        arcs_shown: built.arcs_shown,
-        arcs_total: built.arcs_total,
-        signals_shown: built.signals_shown,
+        chars: built.iter().map(|built| built.system.chars().count() + built.user.chars().count()).sum(),
+        sha256: sha256_hex(texts.as_bytes()),
+        arcs_shown: built.iter().map(|built| built.arcs_shown).sum(),
+        arcs_total: arcs_total(input.snapshot),
+        signals_shown: built.iter().map(|built| built.signals_shown).sum(),
         build_ms: ms(started),
     };
     phases.push(PhaseTiming { phase: 2, name: "prompt", ran: true, ms: ms(started), steps });
+    if built.is_empty() {
+        // Nothing any answer could change: no request, nothing to check or write.
+        report.audit = (!input.dry_run).then(|| audit_path(brain).display().to_string());
+        finish(brain, &input, &report, &[]);
+        for (phase, name) in [(3, "reason"), (4, "apply"), (5, "verify")] {
+            phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
+        }
+        let reason = "nothing to ask: no project has two arcs or an active signal".to_string();
+        return AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases };
+    }
 
-    // Phase 3: the question.
+    // Phase 3: the questions, one after the other within the tick's time and cost budgets.
     let started = Instant::now();
     let schema = proposals::schema();
-    let reasoned = reason(brain, &provider, &built, &schema, &mut report);
+    let (answers, raw, failures) = reason(brain, &provider, &projects, &built, &schema, &mut report);
     report.latency_ms = ms(started);
     report.cost = config.cost(report.tokens_in, report.tokens_out);
     phases.push(PhaseTiming { phase: 3, name: "reason", ran: true, ms: ms(started), steps: Vec::new() });
     report.audit = (!input.dry_run).then(|| audit_path(brain).display().to_string());
-    let (answer, raw) = match reasoned {
-        Ok(pair) => pair,
-        Err((message, raw)) => {
-            report.error = Some(message.clone());
-            finish(brain, &input, &report, raw.as_bytes());
-            for (phase, name) in [(4, "apply"), (5, "verify")] {
-                phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
-            }
-            let reason = format!("AI phases failed: {message}");
-            return AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases };
+    if !failures.is_empty() {
+        report.error = Some(failures.join("; "));
+    }
+    if answers.is_empty() {
+        let message = report.error.clone().unwrap_or_default();
+        finish(brain, &input, &report, raw.as_bytes());
+        for (phase, name) in [(4, "apply"), (5, "verify")] {
+            phases.push(PhaseTiming { phase, name, ran: false, ms: 0.0, steps: Vec::new() });
         }
-    };
+        let reason = format!("AI phases failed: {message}");
+        return AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases };
+    }
 
-    // Phase 4: rules, then writes.
+    // Phase 4: rules (each answer held to its prompt's project), then writes.
     let started = Instant::now();
     let mut facts = facts;
-    if names_unknown_arcs(&answer, &facts) {
+    if answers.iter().any(|(_, answer)| names_unknown_arcs(answer, &facts)) {
         // Only the rejection of an unknown id tells a tombstone apart: read them only then.
         facts.tombstones = tombstones(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
     }
-    let checked = proposals::check(&answer, &facts, config.max_changes_per_kind);
+    let mut checked = proposals::Checked::default();
+    for (project, answer) in &answers {
+        proposals::check(&mut checked, answer, &facts, project, config.max_changes_per_kind);
+    }
     let checked_ms = ms(started);
-    let mut outcomes = checked.outcomes;
+    let mut outcomes = std::mem::take(&mut checked.outcomes);
     let written = apply::apply(&input.location.root, input.snapshot, &checked.plan, &mut outcomes, input.dry_run);
-    report.intent = checked.plan.intent.clone();
-    report.health = checked.plan.health.clone().map(|(score, reason)| AiHealth { score, reason });
+    report.intent = combined_intent(&checked.plan.intents);
+    report.health = weakest_health(&checked.plan.health);
     phases.push(PhaseTiming {
         phase: 4,
         name: "apply",
@@ -263,7 +293,11 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
             overlay(input.snapshot, &mut changes, &removed);
             let mut diagnostics = Vec::new();
             if let Err(err) = apply_index(brain, &changes, &mut diagnostics) {
-                report.error = Some(format!("the index was not updated (the next scan will): {err}"));
+                let failure = format!("the index was not updated (the next scan will): {err}");
+                report.error = Some(match report.error.take() {
+                    Some(earlier) => format!("{earlier}; {failure}"),
+                    None => failure,
+                });
             }
         }
     }
@@ -288,30 +322,93 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     AiOutcome { status: AiStatus { ran: true, reason, report: Some(report) }, phases }
 }
 
-/// Phase 3: asks, repairs once, waits once; returns the parsed answer and its raw text, or why
-/// not (with whatever raw text came back, for the audit record).
+/// Phase 3: asks each prompt in turn (`built[i]` is about `projects[i]`), each with one
+/// repair and one wait, all within the tick's `timeout_ms` and `max_cost_per_tick`. Returns
+/// the answers by project, the raw texts (for the audit record) and why a prompt got no
+/// answer. A failure of the provider or a spent budget leaves the later prompts unasked; an
+/// unusable answer to one prompt does not.
 fn reason(
     brain: &Brain,
     provider: &Provider,
-    built: &prompt::Prompt,
+    projects: &[String],
+    built: &[prompt::Prompt],
     schema: &serde_json::Value,
     report: &mut AiReport,
-) -> Result<(proposals::Answer, String), (String, String)> {
-    let question = Structured {
-        name: provider::SCHEMA_NAME,
-        system: &built.system,
-        user: &built.user,
-        prompt_tokens: built.tokens,
-        schema,
-    };
+) -> (Vec<(String, proposals::Answer)>, String, Vec<String>) {
+    let config = &brain.config.ai;
+    let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
     let mut usage = Usage::default();
-    let answer = ask(&brain.config.ai, brain.counter(), provider, &question, &proposals::parse, &mut usage);
+    let (mut answers, mut raws, mut failures) = (Vec::new(), String::new(), Vec::new());
+    for (index, (project, built)) in projects.iter().zip(built).enumerate() {
+        let question = Structured {
+            name: provider::SCHEMA_NAME,
+            system: &built.system,
+            user: &built.user,
+            prompt_tokens: built.tokens,
+            schema,
+        };
+        let label = prompt::project_label(project);
+        let asked = ask_until(config, brain.counter(), provider, &question, &proposals::parse, &mut usage, deadline);
+        let (raw, exhausted) = match asked {
+            Ok((answer, raw)) => {
+                answers.push((project.clone(), answer));
+                (raw, false)
+            }
+            Err(failure) => {
+                failures.push(format!("{} (the prompt about {label})", failure.message));
+                (failure.raw, failure.exhausted)
+            }
+        };
+        if !raw.is_empty() {
+            raws.push_str(&format!("--- the answer about {label} ---\n{raw}\n"));
+        }
+        if exhausted && index + 1 < projects.len() {
+            let left: Vec<String> =
+                projects[index + 1..].iter().map(|project| prompt::project_label(project)).collect();
+            failures.push(format!("not asked after that failure: {}", left.join(", ")));
+            break;
+        }
+    }
     report.requests = usage.requests;
     report.repaired = usage.repaired;
     report.waited_ms = usage.waited_ms;
     report.tokens_in = usage.tokens_in;
     report.tokens_out = usage.tokens_out;
-    answer
+    (answers, raws, failures)
+}
+
+/// The intent of the answers: the one given, or one line per project.
+fn combined_intent(intents: &[(String, String)]) -> Option<String> {
+    match intents {
+        [] => None,
+        [(_, intent)] => Some(intent.clone()),
+        _ => Some(
+            intents
+                .iter()
+                .map(|(project, intent)| format!("{}: {intent}", prompt::project_label(project)))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+        ),
+    }
+}
+
+/// The vault's health as the answers see it: the weakest project's score (with its reason,
+/// named when there are several).
+fn weakest_health(health: &[(String, u8, String)]) -> Option<AiHealth> {
+    let (project, score, reason) = health.iter().min_by_key(|(_, score, _)| *score)?;
+    let reason = match health.len() {
+        1 => reason.clone(),
+        _ => format!("{}: {reason}", prompt::project_label(project)),
+    };
+    Some(AiHealth { score: *score, reason })
+}
+
+/// Arcs of the vault (every project's).
+fn arcs_total(snapshot: &Snapshot) -> usize {
+    snapshot
+        .values()
+        .filter(|file| file.state.generated.is_none() && file.state.arc_owner && file.state.arc.is_some())
+        .count()
 }
 
 /// What the exchanges of one run cost and how they went.
@@ -353,25 +450,54 @@ pub(crate) fn ask<T>(
     usage: &mut Usage,
 ) -> Result<(T, String), (String, String)> {
     let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
+    ask_until(config, counter, provider, question, parse, usage, deadline)
+        .map_err(|failure| (failure.message, failure.raw))
+}
+
+/// Why [`ask_until`] has no answer.
+pub(crate) struct AskFailure {
+    pub message: String,
+    /// Whatever raw text came back (for an audit record).
+    pub raw: String,
+    /// The provider failed (unreachable, an HTTP error, rate limited) or the time or cost
+    /// budget is spent: another question now would fail the same way, so a run of several
+    /// asks none after this one. Otherwise only this answer was unusable.
+    pub exhausted: bool,
+}
+
+/// [`ask`] for one of several questions of a run that share its budgets: the run's
+/// `deadline`, and `max_cost_per_tick` against everything `usage` already counts. Each
+/// question gets its own repair retry and its own wait on a 429.
+pub(crate) fn ask_until<T>(
+    config: &AiConfig,
+    counter: &brain_core::tokens::TokenCounter,
+    provider: &Provider,
+    question: &Structured<'_>,
+    parse: &dyn Fn(&str) -> Result<T, String>,
+    usage: &mut Usage,
+    deadline: Instant,
+) -> Result<(T, String), AskFailure> {
     let mut user = question.user.to_string();
-    let mut waited = false;
+    let (mut waited, mut repaired) = (false, false);
     let mut last_raw = String::new();
+    let fail = |message: String, raw: String, exhausted: bool| Err(AskFailure { message, raw, exhausted });
     loop {
         // The worst case of the next request must fit in what is left of the cost cap.
         let worst = config.cost(question.prompt_tokens as u64 + 64, u64::from(config.max_output_tokens));
         let spent = config.cost(usage.tokens_in, usage.tokens_out);
         if spent + worst > config.max_cost_per_tick {
-            return Err((
+            return fail(
                 format!(
                     "not asked: the request could cost {:.4} more, over max_cost_per_tick {:.4} (spent {:.4})",
                     worst, config.max_cost_per_tick, spent
                 ),
                 last_raw,
-            ));
+                true,
+            );
         }
         let left = provider::left(deadline);
         if left.is_zero() {
-            return Err(("timed out: no usable answer within timeout_ms".into(), last_raw));
+            return fail("timed out: no usable answer within timeout_ms".into(), last_raw, true);
         }
         usage.requests += 1;
         let asked = Question { name: question.name, system: question.system, user: &user, schema: question.schema };
@@ -381,11 +507,11 @@ pub(crate) fn ask<T>(
                 if !waited && wait + Duration::from_millis(100) < provider::left(deadline) =>
             {
                 waited = true;
-                usage.waited_ms = wait.as_millis() as u64;
+                usage.waited_ms += wait.as_millis() as u64;
                 std::thread::sleep(wait);
                 continue;
             }
-            Err(err) => return Err((format!("{} {}: {err}", provider.name(), provider.url()), last_raw)),
+            Err(err) => return fail(format!("{} {}: {err}", provider.name(), provider.url()), last_raw, true),
         };
         usage.tokens_in += reply.input_tokens.unwrap_or(question.prompt_tokens as u64);
         let counted = counter.count(&reply.text);
@@ -393,17 +519,19 @@ pub(crate) fn ask<T>(
         last_raw = reply.text.clone();
         let limit = config.max_output_tokens as usize;
         if counted > limit * OUTPUT_SLACK || reply.output_tokens.is_some_and(|n| n as usize > limit * OUTPUT_SLACK) {
-            return Err((
+            return fail(
                 format!("refused: the answer is {counted} tokens, over the output limit of {limit}"),
                 last_raw,
-            ));
+                false,
+            );
         }
         if reply.cut_short {
-            return Err((format!("the answer was cut short at max_output_tokens ({limit})"), last_raw));
+            return fail(format!("the answer was cut short at max_output_tokens ({limit})"), last_raw, false);
         }
         match parse(&reply.text) {
             Ok(answer) => return Ok((answer, last_raw)),
-            Err(problem) if !usage.repaired => {
+            Err(problem) if !repaired => {
+                repaired = true;
                 usage.repaired = true;
                 user = format!(
                     "{}\n\nYour previous answer was rejected: {}. Answer again with only the JSON document the \
@@ -412,7 +540,7 @@ pub(crate) fn ask<T>(
                     clip(&one_line(&problem), 300)
                 );
             }
-            Err(problem) => return Err((format!("no usable answer after one repair: {problem}"), last_raw)),
+            Err(problem) => return fail(format!("no usable answer after one repair: {problem}"), last_raw, false),
         }
     }
 }
@@ -461,6 +589,7 @@ fn facts(snapshot: &Snapshot) -> Facts<'_> {
         for signal in file.state.signals.iter().filter(|signal| !signal.tombstone) {
             facts.signals.entry(signal.id.as_str()).or_insert(SignalFacts {
                 relpath: relpath.as_str(),
+                project: file.state.project.as_str(),
                 severity: signal.severity(),
                 readonly: file.state.readonly,
             });
@@ -537,9 +666,10 @@ fn audit_path(brain: &Brain) -> PathBuf {
 /// The AI section of `last-tick-diff.md`.
 fn diff_lines(report: &AiReport) -> Vec<String> {
     let mut lines = vec![format!(
-        "{} {}: prompt {} tokens ({} of {} arcs), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
+        "{} {}: {} prompt(s) of {} tokens ({} of {} arcs), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
         report.provider,
         report.model,
+        report.prompt.prompts,
         report.prompt.tokens,
         report.prompt.arcs_shown,
         report.prompt.arcs_total,

@@ -1,13 +1,20 @@
-//! Phase 2: the prompt. A compressed, redacted, bounded view of the vault — never the whole
-//! vault: the arc table (hottest first, each with its edges), the active signals by stable id,
-//! recent lessons and the last tick's diff. Instructions are fixed and never cut; the data
-//! sections share what the token budget leaves (signals, then arcs, then lessons, then the
-//! diff; a section's unused share flows to the next), line by line, counted with the
-//! configured tokenizer. Every free text (titles, summaries, signal texts, lessons, the diff)
-//! goes through the redactor before it is counted.
+//! Phase 2: the prompts. One per project (the arcs without a `project:` are one more): a
+//! compressed, redacted, bounded view of that project's part of the vault — never the whole
+//! vault, never another project's text: its arc table (hottest first, each with its edges),
+//! its active signals by stable id, its recent lessons and the lines of the last tick's diff
+//! that name its arcs. A text of one project (a captured session's words in an arc) can then
+//! only sway an answer about that project, and the rules refuse any proposal of that answer
+//! that reaches into another (see `proposals`).
+//!
+//! Instructions are fixed and never cut; the data sections share what the token budget
+//! leaves (signals, then arcs, then lessons, then the diff; a section's unused share flows to
+//! the next), line by line, counted with the configured tokenizer. Every free text (titles,
+//! summaries, signal texts, lessons, the diff) goes through the redactor before it is counted.
+
+use std::collections::{BTreeMap, HashSet};
 
 use brain_core::tokens::TokenCounter;
-use brain_core::{Kind, Timestamp};
+use brain_core::{Kind, Scope, Timestamp};
 
 use crate::vault::feed::ActiveSignal;
 use crate::vault::scan::Snapshot;
@@ -16,7 +23,8 @@ use crate::vault::text::{clip, one_line, redacted};
 /// What the model is told, always in full.
 pub(crate) const INSTRUCTIONS: &str = "You maintain a vault of work arcs (markdown notes of past coding sessions) \
 for brain, a memory system for coding agents. Deterministic code already computed heat, promotions and the feed. \
-Your job is to recommend, never to rewrite: code validates every recommendation and applies only valid ones.
+Your job is to recommend, never to rewrite: code validates every recommendation and applies only valid ones. \
+You see one project's arcs and signals; a recommendation that names anything else is refused.
 
 Answer with ONE JSON document matching the schema brain_tick_proposals and nothing else:
 - edges: missing links between arcs ({from, to, type, reason}); type is parent, child, sibling, unblocks, \
@@ -43,7 +51,6 @@ pub(crate) struct Prompt {
     pub user: String,
     /// Tokens of system + user under the configured counter.
     pub tokens: usize,
-    pub arcs_total: usize,
     pub arcs_shown: usize,
     pub signals_shown: usize,
 }
@@ -51,6 +58,10 @@ pub(crate) struct Prompt {
 /// The data a prompt is built from.
 pub(crate) struct PromptInput<'a> {
     pub snapshot: &'a Snapshot,
+    /// The project the prompt is about (empty: the arcs without a project); only its arcs
+    /// and signals are shown.
+    pub project: &'a str,
+    /// The active signals of the vault (the prompt keeps its project's).
     pub active: &'a [ActiveSignal<'a>],
     /// Lesson texts, newest first.
     pub lessons: &'a [String],
@@ -59,9 +70,42 @@ pub(crate) struct PromptInput<'a> {
     pub now: Timestamp,
 }
 
-/// Lessons of the vault from the index, newest first, at most [`LESSONS`].
-pub(crate) fn recent_lessons(brain: &crate::app::Brain) -> Vec<String> {
+/// How a project is named in prompts, reports and refusals.
+pub(crate) fn project_label(project: &str) -> String {
+    if project.is_empty() { "no project".to_string() } else { format!("project {project}") }
+}
+
+/// The projects to ask about, hottest first (then by name): each with two arcs or more (an
+/// edge or a merge needs two) or an active signal; a project with neither has nothing to
+/// change. The arcs without a project count as one more (the empty name).
+pub(crate) fn projects(snapshot: &Snapshot, active: &[ActiveSignal<'_>]) -> Vec<String> {
+    // project → (arcs, hottest heat, active signals)
+    let mut seen: BTreeMap<&str, (usize, u8, usize)> = BTreeMap::new();
+    for file in snapshot.values().filter(|file| file.state.generated.is_none() && file.state.arc_owner) {
+        if let Some(arc) = file.state.arc.as_deref() {
+            let entry = seen.entry(file.state.project.as_str()).or_default();
+            entry.0 += 1;
+            entry.1 = entry.1.max(arc.heat.unwrap_or(0));
+        }
+    }
+    for signal in active {
+        seen.entry(signal.project).or_default().2 += 1;
+    }
+    let mut projects: Vec<(&str, u8)> = seen
+        .into_iter()
+        .filter(|(_, (arcs, _, signals))| *arcs >= 2 || *signals > 0)
+        .map(|(project, (_, heat, _))| (project, heat))
+        .collect();
+    projects.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    projects.into_iter().map(|(project, _)| project.to_string()).collect()
+}
+
+/// Lessons of `project`'s part of the vault (global ones for the empty name) from the index,
+/// newest first, at most [`LESSONS`].
+pub(crate) fn recent_lessons(brain: &crate::app::Brain, project: &str) -> Vec<String> {
+    let scope = if project.is_empty() { Scope::Global } else { Scope::Project(project.to_string()) };
     let filter = brain_store::ItemFilter {
+        scopes: Some(vec![scope]),
         kinds: vec![Kind::Lesson],
         source_prefix: Some(crate::vault::state::SOURCE_PREFIX.to_string()),
         limit: Some(LESSONS),
@@ -71,19 +115,25 @@ pub(crate) fn recent_lessons(brain: &crate::app::Brain) -> Vec<String> {
     brain.list(&filter).unwrap_or_default().into_iter().map(|item| item.content).collect()
 }
 
-/// Builds the prompt within `max_tokens` (instructions + data).
+/// Builds the prompt about `input.project` within `max_tokens` (instructions + data).
 pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens: usize) -> Prompt {
     let system = INSTRUCTIONS.to_string();
     let system_tokens = counter.count(&system);
-    let header = format!("Now: {}\n", brain_core::time::format_timestamp(input.now));
+    let header = format!(
+        "Now: {}\nProject: {} (the arcs and signals below are all of it)\n",
+        brain_core::time::format_timestamp(input.now),
+        if input.project.is_empty() { "none (arcs without a project)" } else { input.project }
+    );
     let data_budget = max_tokens.saturating_sub(system_tokens + counter.count(&header));
 
     let mut arcs: Vec<(&str, &crate::vault::state::ArcState, &str)> = input
         .snapshot
         .iter()
         .filter(|(_, file)| file.state.generated.is_none() && file.state.arc_owner)
+        .filter(|(_, file)| file.state.project == input.project)
         .filter_map(|(relpath, file)| Some((relpath.as_str(), file.state.arc.as_deref()?, file.state.project.as_str())))
         .collect();
+    let active: Vec<&ActiveSignal<'_>> = input.active.iter().filter(|signal| signal.project == input.project).collect();
     let arcs_total = arcs.len();
     arcs.sort_by(|a, b| {
         b.1.heat.unwrap_or(0).cmp(&a.1.heat.unwrap_or(0)).then(b.1.created.cmp(&a.1.created)).then(a.0.cmp(b.0))
@@ -93,7 +143,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
     };
 
     // Lines are produced lazily: a 10k-arc vault renders only the arcs that fit.
-    let signal_lines = input.active.iter().map(|signal| {
+    let signal_lines = active.iter().map(|signal| {
         format!(
             "- {} | {} | {} | arc {} | {}",
             signal.signal.id,
@@ -103,9 +153,14 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
             clip(&one_line(&redacted(&signal.signal.text)), FIELD_CHARS),
         )
     });
+    // An edge to another project's arc is left out: its id names that project's work, and
+    // no answer to this prompt may add one anyway.
+    let own_ids: HashSet<&str> = arcs.iter().map(|(_, arc, _)| arc.cluster_id.as_str()).collect();
     let arc_lines = arcs.iter().map(|(_, arc, project)| {
         let summary = arc.summary.as_deref().map(|s| clip(&one_line(&redacted(s)), FIELD_CHARS).into_owned());
-        let edges = if arc.edges.is_empty() { "-".to_string() } else { arc.edges.join(", ") };
+        let own_edges: Vec<&str> =
+            arc.edges.iter().map(String::as_str).filter(|target| own_ids.contains(target)).collect();
+        let edges = if own_edges.is_empty() { "-".to_string() } else { own_edges.join(", ") };
         format!(
             "- {} | heat {} | {} | {} | {} | {}{} | edges: {}",
             arc.cluster_id,
@@ -120,13 +175,8 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
     });
     let lesson_lines =
         input.lessons.iter().map(|lesson| format!("- {}", clip(&one_line(&redacted(lesson)), FIELD_CHARS)));
-    let diff_body = strip_frontmatter(input.last_diff);
-    let diff_lines = diff_body
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| clip(&redacted(line), 200).into_owned())
-        .collect::<Vec<_>>()
-        .into_iter();
+    let names: Vec<&str> = arcs.iter().flat_map(|(relpath, arc, _)| [*relpath, arc.cluster_id.as_str()]).collect();
+    let diff_lines = project_diff_lines(strip_frontmatter(input.last_diff), &names).into_iter();
 
     let mut user = header;
     let mut carry = 0usize;
@@ -161,7 +211,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
         shown[1],
         arcs_total,
         shown[0],
-        input.active.len()
+        active.len()
     ));
     // A counter that is not subadditive (BPE) may count the whole above the sum of its lines:
     // data lines go from the end until it fits; the instructions are never cut.
@@ -171,7 +221,30 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
         user.truncate(cut + 1);
         tokens = system_tokens + counter.count(&user);
     }
-    Prompt { system, user, tokens, arcs_total, arcs_shown: shown[1], signals_shown: shown[0] }
+    Prompt { system, user, tokens, arcs_shown: shown[1], signals_shown: shown[0] }
+}
+
+/// The lines of the last tick's diff that name one of `names` (the project's arcs, by
+/// `cluster_id` or path), each under its section's heading: the rest is about other projects
+/// (or vault-wide counts, which say nothing of this project). Redacted and clipped.
+fn project_diff_lines(diff: &str, names: &[&str]) -> Vec<String> {
+    let names: HashSet<&str> = names.iter().copied().filter(|name| !name.is_empty()).collect();
+    let mut lines = Vec::new();
+    let mut heading: Option<&str> = None;
+    for line in diff.lines().filter(|line| !line.trim().is_empty()) {
+        if line.starts_with('#') {
+            heading = Some(line);
+            continue;
+        }
+        if !names.iter().any(|name| line.contains(name)) {
+            continue;
+        }
+        if let Some(heading) = heading.take() {
+            lines.push(clip(&redacted(heading), 200).into_owned());
+        }
+        lines.push(clip(&redacted(line), 200).into_owned());
+    }
+    lines
 }
 
 fn strip_frontmatter(text: &str) -> &str {
@@ -215,9 +288,10 @@ mod tests {
         let lessons = vec!["Always back off.".to_string()];
         let input = PromptInput {
             snapshot: &snapshot,
+            project: "",
             active: &[],
             lessons: &lessons,
-            last_diff: "---\nid: x\n---\n## Last Tick\n- a\n",
+            last_diff: "---\nid: x\n---\n## Last Tick\n### Heat\n- 2 arcs changed heat\n- 2026-11-01-arc-00000: 1 → 2\n- 2026-11-05-elsewhere: 0 → 3\n",
             now,
         };
         for counter in [TokenCounter::Heuristic, TokenCounter::O200k] {
@@ -227,7 +301,7 @@ mod tests {
                 assert_eq!(prompt.tokens, counter.count(&prompt.system) + counter.count(&prompt.user));
                 assert_eq!(prompt.system, INSTRUCTIONS);
                 assert!(prompt.arcs_shown > 0 && prompt.arcs_shown < 3000, "{}", prompt.arcs_shown);
-                assert_eq!(prompt.arcs_total, 3000);
+                assert!(prompt.user.contains(" of 3000 arcs shown"), "{}", prompt.user);
                 assert!(!prompt.user.contains("hunter2") && !prompt.user.contains("ghp_EXAMPLE"), "redacted");
                 // Hottest first: the first arc line has heat 10.
                 let first = prompt.user.lines().find(|line| line.starts_with("- 2026")).unwrap();
@@ -240,6 +314,42 @@ mod tests {
         let prompt = build(&input, &TokenCounter::Heuristic, 6000);
         assert_eq!(prompt.arcs_shown, 3);
         assert!(prompt.user.contains("## lessons\n- Always back off.\n"), "{}", prompt.user);
-        assert!(prompt.user.contains("## last tick diff\n## Last Tick\n- a\n") && !prompt.user.contains("id: x"));
+        // Of the diff, only what names an arc shown (under its heading).
+        assert!(
+            prompt.user.contains("## last tick diff\n### Heat\n- 2026-11-01-arc-00000: 1 → 2\n"),
+            "{}",
+            prompt.user
+        );
+        assert!(
+            !prompt.user.contains("id: x") && !prompt.user.contains("elsewhere") && !prompt.user.contains("2 arcs")
+        );
+    }
+
+    #[test]
+    fn a_prompt_shows_one_projects_arcs_and_the_hottest_project_is_asked_first() {
+        // Arcs 0 and 1 (heat 0, 1) are alpha's, 2 and 3 (heat 2, 3) beta's, 4 (heat 4) gamma's.
+        let mut snapshot = vault(5);
+        for (n, file) in snapshot.values_mut().enumerate() {
+            file.state.project = ["alpha", "alpha", "beta", "beta", "gamma"][n].into();
+        }
+        let ids = |project: &str| -> Vec<String> {
+            snapshot
+                .values()
+                .filter(|file| file.state.project == project)
+                .map(|file| file.state.arc.as_ref().unwrap().cluster_id.clone())
+                .collect()
+        };
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let input =
+            PromptInput { snapshot: &snapshot, project: "alpha", active: &[], lessons: &[], last_diff: "", now };
+        let prompt = build(&input, &TokenCounter::Heuristic, 6000);
+        assert!(prompt.user.contains("Project: alpha"), "{}", prompt.user);
+        assert!(prompt.arcs_shown == 2 && prompt.user.contains("(2 of 2 arcs shown"), "{}", prompt.user);
+        assert!(ids("alpha").iter().all(|id| prompt.user.contains(&format!("- {id} |"))), "{}", prompt.user);
+        for other in ["beta", "gamma"] {
+            assert!(!ids(other).iter().any(|id| prompt.user.contains(&format!("- {id} |"))), "{}", prompt.user);
+        }
+        // The hottest project first; gamma, one arc and no signal, has nothing to change.
+        assert_eq!(projects(&snapshot, &[]), ["beta", "alpha"]);
     }
 }

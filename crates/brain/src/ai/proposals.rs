@@ -11,6 +11,11 @@
 //! is never absorbed); signals are named by their stable id, escalated only upwards, cleared
 //! only when not resolved, changed once per tick; at most `max_changes_per_kind` changes of
 //! each kind (the rest rejected as over the cap).
+//!
+//! Each answer replies to a prompt about one project (`prompt`), and may change that project
+//! only: a merge's survivor, both ends of an edge and a signal's file must be of it — else
+//! the proposal is refused as a change across projects, whatever the model was told. The
+//! cap counts every answer of the tick.
 
 use std::collections::{HashMap, HashSet};
 
@@ -160,6 +165,8 @@ pub(crate) struct ArcFacts<'a> {
 #[derive(Clone, Debug)]
 pub(crate) struct SignalFacts<'a> {
     pub relpath: &'a str,
+    /// The project of its file (empty: none).
+    pub project: &'a str,
     pub severity: Severity,
     pub readonly: bool,
 }
@@ -186,8 +193,10 @@ pub(crate) struct Plan {
     pub edges: Vec<(usize, EdgeProposal)>,
     pub merges: Vec<(usize, MergeProposal)>,
     pub signals: Vec<(usize, SignalProposal, SignalChange)>,
-    pub intent: Option<String>,
-    pub health: Option<(u8, String)>,
+    /// Each answer's intent, by the project its prompt was about.
+    pub intents: Vec<(String, String)>,
+    /// Each answer's health score and reason, by project.
+    pub health: Vec<(String, u8, String)>,
 }
 
 /// One proposal and what became of it.
@@ -195,6 +204,8 @@ pub(crate) struct Plan {
 pub struct ProposalOutcome {
     /// `edge`, `merge` or `signal`.
     pub kind: &'static str,
+    /// The project whose prompt it answered (empty: the arcs without a project).
+    pub project: String,
     /// The proposal in one line (ids only; reasons are the model's words, redacted).
     pub proposal: String,
     pub reason: String,
@@ -228,15 +239,26 @@ fn clean(text: &str, max_chars: usize) -> String {
     crate::vault::text::clip(&crate::vault::text::one_line(&text), max_chars).into_owned()
 }
 
-/// Checks every proposal of `answer` against `facts`; at most `cap` of each kind are accepted.
-pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
-    let mut checked = Checked::default();
+/// Checks every proposal of `answer`, the reply to the prompt about `project`, against
+/// `facts`, adding its outcomes and accepted proposals to `checked` (which holds those of the
+/// tick's earlier answers); at most `cap` of each kind are accepted in the whole tick.
+pub(crate) fn check(checked: &mut Checked, answer: &Answer, facts: &Facts<'_>, project: &str, cap: usize) {
     let unknown = |id: &str| {
         if facts.tombstones.contains(id) {
             format!("{id} is already merged into another arc (a tombstone)")
         } else {
             format!("no live arc has the id {id}")
         }
+    };
+    let across = |what: &str, other: &str| -> String {
+        format!(
+            "{what} belongs to {}, not to {} whose prompt this answer replied to (changes across projects are refused)",
+            super::prompt::project_label(other),
+            super::prompt::project_label(project)
+        )
+    };
+    let outcome = |kind: &'static str, proposal: String, reason: &str, verdict: Result<(), String>| {
+        outcome(kind, project, proposal, reason, verdict)
     };
 
     // Merges first: edges and signals of an arc merged away in this tick are refused.
@@ -246,6 +268,9 @@ pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
         let proposal = format!("merge {} into {}", merge.arcs.join(", "), merge.into);
         let verdict = (|| {
             let into = facts.arcs.get(merge.into.as_str()).ok_or_else(|| unknown(&merge.into))?;
+            if into.project != project {
+                return Err(across(&merge.into, into.project));
+            }
             if absorbed.contains(merge.into.as_str()) {
                 return Err(format!("{} is merged into another arc in this answer (no chains)", merge.into));
             }
@@ -287,9 +312,14 @@ pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
         let proposal = format!("edge {} -[{}]-> {}", edge.from, edge.edge_type, edge.to);
         let verdict = (|| {
             let from = facts.arcs.get(edge.from.as_str()).ok_or_else(|| unknown(&edge.from))?;
-            facts.arcs.get(edge.to.as_str()).ok_or_else(|| unknown(&edge.to))?;
+            let to = facts.arcs.get(edge.to.as_str()).ok_or_else(|| unknown(&edge.to))?;
             if edge.from == edge.to {
                 return Err("an edge from an arc to itself".to_string());
+            }
+            for (id, arc) in [(&edge.from, from), (&edge.to, to)] {
+                if arc.project != project {
+                    return Err(across(id, arc.project));
+                }
             }
             for id in [&edge.from, &edge.to] {
                 if absorbed.contains(id.as_str()) {
@@ -302,7 +332,7 @@ pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
             if from.readonly {
                 return Err(format!("{} cannot be edited (binary, oversized or not UTF-8)", from.relpath));
             }
-            if planned_edges.len() >= cap {
+            if checked.plan.edges.len() >= cap {
                 return Err(format!("over the cap of {cap} edges per tick"));
             }
             Ok(())
@@ -325,6 +355,9 @@ pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
                 .signals
                 .get(signal.signal.as_str())
                 .ok_or_else(|| format!("no signal has the id {}", signal.signal))?;
+            if facts_of.project != project {
+                return Err(across(&format!("the file {} of {}", facts_of.relpath, signal.signal), facts_of.project));
+            }
             if absorbed_files.contains(facts_of.relpath) {
                 return Err(format!("its file {} is merged away in this tick", facts_of.relpath));
             }
@@ -374,20 +407,33 @@ pub(crate) fn check(answer: &Answer, facts: &Facts<'_>, cap: usize) -> Checked {
     }
 
     let intent = clean(&answer.intent, MAX_INTENT_CHARS);
-    checked.plan.intent = (!intent.is_empty()).then_some(intent);
-    checked.plan.health = u8::try_from(answer.health.score)
-        .ok()
-        .filter(|score| *score <= 10)
-        .map(|score| (score, clean(&answer.health.reason, MAX_REASON_CHARS)));
-    checked
+    if !intent.is_empty() {
+        checked.plan.intents.push((project.to_string(), intent));
+    }
+    if let Some(score) = u8::try_from(answer.health.score).ok().filter(|score| *score <= 10) {
+        checked.plan.health.push((project.to_string(), score, clean(&answer.health.reason, MAX_REASON_CHARS)));
+    }
 }
 
-fn outcome(kind: &'static str, proposal: String, reason: &str, verdict: Result<(), String>) -> ProposalOutcome {
+fn outcome(
+    kind: &'static str,
+    project: &str,
+    proposal: String,
+    reason: &str,
+    verdict: Result<(), String>,
+) -> ProposalOutcome {
     let (status, why) = match verdict {
         Ok(()) => ("accepted".to_string(), None),
         Err(why) => ("rejected".to_string(), Some(why)),
     };
-    ProposalOutcome { kind, proposal, reason: clean(reason, MAX_REASON_CHARS), status, why }
+    ProposalOutcome {
+        kind,
+        project: project.to_string(),
+        proposal,
+        reason: clean(reason, MAX_REASON_CHARS),
+        status,
+        why,
+    }
 }
 
 #[cfg(test)]
@@ -407,7 +453,14 @@ mod tests {
         facts.arcs.insert("c", arc("c.md", "p", &[]));
         facts.arcs.insert("d", arc("d.md", "q", &[]));
         facts.tombstones.insert("t".into());
-        facts.signals.insert("mem_vsig", SignalFacts { relpath: "b.md", severity: Severity::Warning, readonly: false });
+        facts.signals.insert(
+            "mem_vsig",
+            SignalFacts { relpath: "b.md", project: "p", severity: Severity::Warning, readonly: false },
+        );
+        facts.signals.insert(
+            "mem_vother",
+            SignalFacts { relpath: "d.md", project: "q", severity: Severity::Warning, readonly: false },
+        );
         facts
     }
 
@@ -462,7 +515,8 @@ mod tests {
             intent: "ship it".into(),
             health: HealthProposal { score: 7, reason: "ok".into() },
         };
-        let checked = check(&answer, &facts(), 10);
+        let mut checked = Checked::default();
+        check(&mut checked, &answer, &facts(), "p", 10);
         let got = statuses(&checked);
         let want: Vec<(&str, &str)> = vec![
             ("merge b into t", "t is already merged into another arc (a tombstone)"),
@@ -482,7 +536,48 @@ mod tests {
         let got: Vec<(&str, &str)> = got.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         assert_eq!(got, want);
         assert_eq!((checked.plan.edges.len(), checked.plan.merges.len(), checked.plan.signals.len()), (1, 1, 0));
-        assert_eq!(checked.plan.health, Some((7, "ok".into())));
+        assert_eq!(checked.plan.health, [("p".to_string(), 7, "ok".to_string())]);
+    }
+
+    #[test]
+    fn an_answer_about_one_project_cannot_change_another() {
+        let clear = |signal: &str| SignalProposal {
+            signal: signal.into(),
+            action: "clear".into(),
+            severity: "resolved".into(),
+            reason: String::new(),
+        };
+        let answer = Answer {
+            edges: vec![edge("c", "d"), edge("d", "c"), edge("b", "c")],
+            merges: vec![merge("d", &["a"])],
+            signals: vec![clear("mem_vother"), clear("mem_vsig")],
+            ..Answer::default()
+        };
+        let mut checked = Checked::default();
+        check(&mut checked, &answer, &facts(), "p", 10);
+        let across = "not to project p whose prompt this answer replied to (changes across projects are refused)";
+        let got = statuses(&checked);
+        let got: Vec<(&str, &str)> = got.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("merge a into d", format!("d belongs to project q, {across}").as_str()),
+                ("edge c -[related]-> d", format!("d belongs to project q, {across}").as_str()),
+                ("edge d -[related]-> c", format!("d belongs to project q, {across}").as_str()),
+                ("edge b -[related]-> c", "accepted"),
+                (
+                    "clear signal mem_vother (resolved)",
+                    format!("the file d.md of mem_vother belongs to project q, {across}").as_str()
+                ),
+                ("clear signal mem_vsig (resolved)", "accepted"),
+            ]
+        );
+        // The same answer to the prompt about q: only q's signal may change.
+        let mut checked = Checked::default();
+        check(&mut checked, &Answer { signals: answer.signals.clone(), ..Answer::default() }, &facts(), "q", 10);
+        let statuses: Vec<&str> = checked.outcomes.iter().map(|o| o.status.as_str()).collect();
+        assert_eq!(statuses, ["accepted", "rejected"]);
+        assert!(checked.outcomes.iter().all(|o| o.project == "q"));
     }
 
     #[test]
@@ -498,7 +593,9 @@ mod tests {
             signals: vec![sig("info"), sig("warning"), sig("nuclear"), sig("critical")],
             ..Answer::default()
         };
-        let got = statuses(&check(&answer, &facts(), 2));
+        let mut checked = Checked::default();
+        check(&mut checked, &answer, &facts(), "p", 2);
+        let got = statuses(&checked);
         let got: Vec<&str> = got.iter().map(|(_, why)| why.as_str()).collect();
         assert_eq!(
             got,

@@ -2,10 +2,14 @@
 //! A write on one appears on the other; an item edited on both is a reported conflict with
 //! both versions, resolvable; deletions travel; an unreachable server leaves local commands
 //! and hooks alone and the next sync retries; `kill -9` mid-sync loses and repeats nothing;
-//! nothing secret is in a sync request.
+//! nothing secret is in a sync request. A hostile or broken server (a small fake one here)
+//! cannot keep a sync running, poison its cursor, or touch items of scopes no longer synced.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -373,4 +377,258 @@ fn a_server_on_postgres_syncs_two_machines_the_same_way() {
     assert_eq!(sync(&a)["pending"], 0);
     assert_eq!(ids(&a), ids(&b));
     assert_eq!(ids(&server_env), ids(&a));
+}
+
+/// A sync server that is not `brain serve`: every pull is answered with the JSON body
+/// `answer(index, after)` returns (`index` counts the pulls from 0, `after` is the cursor
+/// asked from); any other request gets a 404. It never checks a token.
+struct FakeSyncServer {
+    url: String,
+    pulls: Arc<AtomicUsize>,
+}
+
+impl FakeSyncServer {
+    fn start(answer: impl Fn(usize, u64) -> String + Send + 'static) -> FakeSyncServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let pulls = Arc::new(AtomicUsize::new(0));
+        let counted = pulls.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let (head, _) = crate::read_http_request(&stream);
+                let line = head.lines().next().unwrap_or_default().to_string();
+                let (status, body) = match line.strip_prefix("GET /api/v2/sync/pull?") {
+                    Some(rest) => {
+                        let query = rest.split(' ').next().unwrap_or_default();
+                        let after = query
+                            .split('&')
+                            .find_map(|pair| pair.strip_prefix("after="))
+                            .and_then(|value| value.parse().ok())
+                            .unwrap_or(0);
+                        ("200 OK", answer(counted.fetch_add(1, Ordering::SeqCst), after))
+                    }
+                    None => ("404 Not Found", r#"{"error":{"code":"not_found","message":"no such route"}}"#.into()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        FakeSyncServer { url, pulls }
+    }
+
+    fn pulls(&self) -> usize {
+        self.pulls.load(Ordering::SeqCst)
+    }
+}
+
+/// A pull answer.
+fn pull_page(changes: &[Value], next: u64, more: bool) -> String {
+    serde_json::json!({"changes": changes, "next": next, "more": more}).to_string()
+}
+
+/// A machine whose `[sync]` table is `table` (the URL included).
+fn machine_with(table: &str) -> Env {
+    let env = Env::new();
+    std::fs::write(env.home.join("config.toml"), format!("[sync]\n{table}")).unwrap();
+    env
+}
+
+/// `brain sync` (with `extra` arguments) that must end within `within`; its output.
+fn sync_within(env: &Env, extra: &[&str], within: Duration) -> std::process::Output {
+    let started = Instant::now();
+    let output = env.brain().env("BRAIN_TOKEN", TOKEN).arg("sync").args(extra).timeout(within).output().unwrap();
+    assert!(started.elapsed() < within, "brain sync {extra:?} did not end within {within:?}");
+    output
+}
+
+/// Items of another home as the sync wire carries them (export lines are the item's JSON).
+fn wire_items(env: &Env) -> Vec<Value> {
+    env.export().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[test]
+fn a_server_that_always_says_more_is_stopped_by_the_bounds_of_a_run() {
+    // Always "more", the cursor moving a page at a time: a server that never ends a pull.
+    let fake = FakeSyncServer::start(|_, after| pull_page(&[], after + 1000, true));
+    let a = machine_with(&format!("url = \"{}\"\nmax_pulls = 25\n", fake.url));
+    let output = sync_within(&a, &[], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped after 25 pulls") && stderr.contains("[sync] max_pulls"), "{stderr}");
+    assert!(stderr.contains("the next `brain sync`"), "{stderr}");
+    assert_eq!(fake.pulls(), 25);
+    // The cursor stays at the last page applied: the next run resumes there.
+    assert_eq!(status(&a)["pulledThrough"], 25_000);
+
+    // The lock was released: a background sync (what a hook starts) runs, ends within the
+    // bound on its own, and logs why.
+    let output = sync_within(&a, &["--background"], Duration::from_secs(60));
+    assert!(output.status.success());
+    assert_eq!(fake.pulls(), 50, "the background run resumed and stopped at its bound");
+    assert_eq!(status(&a)["pulledThrough"], 50_000);
+    let log = std::fs::read_to_string(a.home.join("logs/hooks.log")).unwrap();
+    assert!(log.contains("stopped after 25 pulls"), "{log}");
+
+    // Time is bounded too, whatever the number of pulls.
+    std::fs::write(
+        a.home.join("config.toml"),
+        format!("[sync]\nurl = \"{}\"\nmax_pulls = 1000000\nmax_seconds = 1\n", fake.url),
+    )
+    .unwrap();
+    let output = sync_within(&a, &[], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stopped after 1 s") && stderr.contains("[sync] max_seconds"), "{stderr}");
+
+    // A bound of 0 is a configuration error, not a sync that never pulls.
+    std::fs::write(a.home.join("config.toml"), format!("[sync]\nurl = \"{}\"\nmax_pulls = 0\n", fake.url)).unwrap();
+    let output = sync_within(&a, &[], Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("[sync] max_pulls") && stderr.contains("at least 1"), "{stderr}");
+}
+
+#[test]
+fn a_cursor_or_version_no_server_can_have_is_refused_and_the_cursor_kept() {
+    // The item a sane answer carries, taken from another home.
+    let source = Env::new();
+    source.remember(&["--title", "From the server", "--content", "a sane change"]);
+    let item = wire_items(&source).remove(0);
+    let id = item["id"].as_str().unwrap().to_string();
+    let change =
+        |version: u64| serde_json::json!({"id": id, "scope": "project/demo", "version": version, "item": item.clone()});
+    let sane = {
+        let change = change(1);
+        move |after: u64| match after {
+            0 => pull_page(std::slice::from_ref(&change), 1, false),
+            _ => pull_page(&[], after, false),
+        }
+    };
+
+    // First a cursor of i64::MAX, then sane answers.
+    let cursor_fake = {
+        let sane = sane.clone();
+        FakeSyncServer::start(move |index, after| match index {
+            0 => pull_page(&[], i64::MAX as u64, false),
+            _ => sane(after),
+        })
+    };
+    // First a change at version i64::MAX, then sane answers.
+    let version_fake = {
+        let insane = change(i64::MAX as u64);
+        FakeSyncServer::start(move |index, after| match index {
+            0 => pull_page(std::slice::from_ref(&insane), 1, false),
+            _ => sane(after),
+        })
+    };
+    for (fake, says) in [(&cursor_fake, "cursor 9223372036854775807"), (&version_fake, "version 9223372036854775807")] {
+        let a = machine(&fake.url);
+        let before = a.export();
+        let output = sync_within(&a, &[], Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "the server's fault: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains(&fake.url), "{stderr}");
+        assert_eq!(a.export(), before, "nothing applied");
+        assert_eq!(status(&a)["pulledThrough"], 0, "the cursor did not move");
+        // The server comes to its senses: the next sync starts where it should and pulls.
+        let report = sync(&a);
+        assert_eq!(report["pulled"], 1, "{report}");
+        assert_eq!(content(&a, &id).as_deref(), Some("a sane change"));
+        assert_eq!(status(&a)["pulledThrough"], 1);
+    }
+
+    // Each number of an answer is checked: a cursor that goes back, "more" without moving,
+    // a page with more changes than asked for, an id twice.
+    let cases: Vec<(String, &str)> = vec![
+        (pull_page(&[], 0, true), "did not move"),
+        (pull_page(&vec![change(1); 1001], 1, false), "1001 changes"),
+        (pull_page(&[change(1), change(1)], 2, false), "twice"),
+        (pull_page(&[change(0)], 1, false), "version 0"),
+    ];
+    for (answer, says) in cases {
+        let fake = FakeSyncServer::start(move |_, _| answer.clone());
+        let a = machine(&fake.url);
+        let output = sync_within(&a, &[], Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{says}: {stderr}");
+        assert!(stderr.contains(says), "{says}: {stderr}");
+        assert_eq!(content(&a, &id), None);
+        assert_eq!(fake.pulls(), 1, "{says}: one refused answer ends the run");
+    }
+}
+
+#[test]
+fn a_pulled_change_never_touches_an_item_of_a_scope_no_longer_synced() {
+    // A wide sync: items of alpha and beta travel and are acknowledged.
+    let server_env = server_home();
+    let server = Server::start(&server_env, &[]);
+    let a = machine(&format!("http://{}", server.address));
+    let alpha = a.remember(&["--title", "Alpha note", "--content", "alpha words", "--scope", "project/alpha"]);
+    let beta_kept = a.remember(&["--title", "Beta note", "--content", "beta words", "--scope", "project/beta"]);
+    let beta_moved = a.remember(&["--title", "Beta plan", "--content", "beta plan", "--scope", "project/beta"]);
+    assert_eq!(sync(&a)["pushed"], 3);
+    let items = wire_items(&a);
+    let item_of = |id: &str| items.iter().find(|item| item["id"] == id).unwrap().clone();
+
+    // Then the machine syncs alpha only, with a server whose changes all claim alpha: a
+    // tombstone of one beta item, a move of the other into alpha, and an edit of alpha's.
+    let mut moved = item_of(&beta_moved);
+    moved["scope"] = "project/alpha".into();
+    let mut edited = item_of(&alpha);
+    edited["content"] = "alpha words, edited on the server".into();
+    let changes = vec![
+        serde_json::json!({"id": beta_kept, "scope": "project/alpha", "version": 2, "item": null}),
+        serde_json::json!({"id": beta_moved, "scope": "project/alpha", "version": 2, "item": moved}),
+        serde_json::json!({"id": alpha, "scope": "project/alpha", "version": 2, "item": edited}),
+    ];
+    let serving = |changes: Vec<Value>| {
+        FakeSyncServer::start(move |_, after| match after {
+            0 => pull_page(&changes, 3, false),
+            _ => pull_page(&[], after, false),
+        })
+    };
+    let narrow_to = |url: &str| {
+        std::fs::write(a.home.join("config.toml"), format!("[sync]\nurl = \"{url}\"\nscopes = [\"project/alpha\"]\n"))
+            .unwrap();
+    };
+    let before = a.export();
+    let fake = serving(changes.clone());
+    narrow_to(&fake.url);
+    let output = a.brain().env("BRAIN_TOKEN", TOKEN).arg("sync").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(content(&a, &alpha).as_deref(), Some("alpha words, edited on the server"));
+    assert_eq!(content(&a, &beta_kept).as_deref(), Some("beta words"), "not deleted");
+    assert_eq!(a.json(&["show", &beta_moved])["scope"], "project/beta", "not moved");
+    assert!(stderr.contains("2 pulled change(s) refused"), "{stderr}");
+    for id in [&beta_kept, &beta_moved] {
+        assert!(stderr.contains(&format!("{id} (project/alpha): the item here is in project/beta")), "{stderr}");
+    }
+    // The refusal is final (asking again would get the same answer): the cursor moved on.
+    assert_eq!(status(&a)["pulledThrough"], 3);
+
+    // The JSON report lists each refusal. (The same answer, from another server.)
+    let fake = serving(changes);
+    narrow_to(&fake.url);
+    let report = sync(&a);
+    assert_eq!(report["pulled"], 0, "{report}");
+    let refused: Vec<(&str, &str, &str)> = report["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["scope"].as_str().unwrap(), r["localScope"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        refused,
+        [(beta_kept.as_str(), "project/alpha", "project/beta"), (beta_moved.as_str(), "project/alpha", "project/beta")]
+    );
+    let after: Vec<&str> = before.lines().collect();
+    let now = a.export();
+    for line in now.lines().filter(|line| !line.contains(&alpha)) {
+        assert!(after.contains(&line), "a beta item changed: {line}");
+    }
 }

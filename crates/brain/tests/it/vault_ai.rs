@@ -157,18 +157,38 @@ fn signal_id(prompt: &str, needle: &str) -> String {
         .to_string()
 }
 
-/// The good answer: an edge, a merge, an escalation, a clearance, intent and health.
+/// Whether the prompt's arc table lists the arc `id` (the prompt is about its project).
+pub(crate) fn shows(prompt: &str, id: &str) -> bool {
+    prompt.contains(&format!("- {id} |"))
+}
+
+/// The good answer to each prompt (one per project): for demo's a merge and an escalation,
+/// for the arcs without a project an edge and a clearance; intent and health in both.
 fn good_answer(prompt: &str) -> Value {
-    json!({
-        "edges": [{"from": MID_ID, "to": HOT_ID, "type": "unblocks", "reason": "rotation unblocks the retry fix"}],
-        "merges": [{"into": HOT_ID, "arcs": [DUP_ID], "reason": "the same retry storm"}],
-        "signals": [
-            {"signal": signal_id(prompt, "auth-broker"), "action": "escalate", "severity": "nuclear", "reason": "ban rate doubling"},
-            {"signal": signal_id(prompt, "rotation"), "action": "clear", "severity": "resolved", "reason": "rotation done"},
-        ],
+    let mut answer = json!({
+        "edges": [], "merges": [], "signals": [],
         "intent": "Stabilising the gateway: retries, then token rotation.",
         "health": {"score": 6, "reason": "two arcs describe one storm"},
-    })
+    });
+    if shows(prompt, HOT_ID) {
+        answer["merges"] = json!([{"into": HOT_ID, "arcs": [DUP_ID], "reason": "the same retry storm"}]);
+        answer["signals"] = json!([
+            {"signal": signal_id(prompt, "auth-broker"), "action": "escalate", "severity": "nuclear", "reason": "ban rate doubling"},
+        ]);
+    }
+    if shows(prompt, MID_ID) {
+        answer["edges"] =
+            json!([{"from": MID_ID, "to": OLD_ID, "type": "unblocks", "reason": "rotation unblocks the export"}]);
+        answer["signals"] = json!([
+            {"signal": signal_id(prompt, "rotation"), "action": "clear", "severity": "resolved", "reason": "rotation done"},
+        ]);
+    }
+    answer
+}
+
+/// An answer proposing nothing.
+fn empty_answer() -> Value {
+    json!({"edges": [], "merges": [], "signals": [], "intent": "", "health": {"score": 5, "reason": ""}})
 }
 
 pub(crate) fn configure(env: &Env, provider: &str, url: &str, extra: &str) {
@@ -286,7 +306,7 @@ fn a_good_openai_answer_is_applied_verified_and_audited_and_the_prompt_carries_n
             "<!-- @signal severity=info source=rotation date=2026-11-21 -->\nRotation pending <private>key id 42</private> for review.",
             "<!-- @signal severity=resolved source=rotation date=2026-11-21 -->\nRotation pending <private>key id 42</private> for review. (CLEARED: rotation done)",
         )
-        + &format!("<!-- @edge type=unblocks target={HOT_ID} by=brain-tick -->\n");
+        + &format!("<!-- @edge type=unblocks target={OLD_ID} by=brain-tick -->\n");
     expected.insert(MID.into(), mid);
     let dup = expected.remove(DUP).unwrap();
     expected.insert(
@@ -305,12 +325,14 @@ fn a_good_openai_answer_is_applied_verified_and_audited_and_the_prompt_carries_n
         (ai["proposed"].as_u64(), ai["applied"].as_u64(), ai["verified"].as_u64(), ai["rejected"].as_u64()),
         (Some(4), Some(4), Some(4), Some(0))
     );
+    // One prompt per project: demo's first (the hottest), then the arcs without a project.
+    assert_eq!(ai["prompt"]["projects"], json!(["demo", ""]));
     assert_eq!(
         (ai["tokens_in"].as_u64(), ai["tokens_out"].as_u64(), ai["requests"].as_u64()),
-        (Some(1000), Some(100), Some(1))
+        (Some(2000), Some(200), Some(2))
     );
-    assert!((ai["cost"].as_f64().unwrap() - 0.0012).abs() < 1e-9, "{}", ai["cost"]);
-    assert!(ai["prompt"]["tokens"].as_u64().unwrap() <= 6000 && ai["prompt"]["arcs_total"] == 3 + 1);
+    assert!((ai["cost"].as_f64().unwrap() - 0.0024).abs() < 1e-9, "{}", ai["cost"]);
+    assert!(ai["prompt"]["tokens"].as_u64().unwrap() <= 2 * 6000 && ai["prompt"]["arcs_total"] == 3 + 1);
     let phases: Vec<(&str, bool)> = report["phases"]
         .as_array()
         .unwrap()
@@ -350,10 +372,13 @@ fn an_anthropic_tool_answer_is_applied_and_a_dry_run_writes_nothing() {
     let env = Env::new();
     let vault = ai_vault(&env);
     let answer = json!({
-        "edges": [{"from": HOT_ID, "to": OLD_ID, "type": "related", "reason": "same gateway"}],
+        "edges": [{"from": HOT_ID, "to": DUP_ID, "type": "related", "reason": "same gateway"}],
         "merges": [], "signals": [], "intent": "", "health": {"score": 8, "reason": "fine"},
     });
-    let fake = Fake::start(move |_, _| anthropic(&answer));
+    let fake = Fake::start(move |_, request| {
+        let empty = empty_answer();
+        anthropic(if shows(&prompt_of(request), HOT_ID) { &answer } else { &empty })
+    });
     configure(&env, "anthropic", &format!("{}/v1", fake.url), "");
 
     // Dry run first: the proposals and what would change; nothing written anywhere.
@@ -364,22 +389,23 @@ fn an_anthropic_tool_answer_is_applied_and_a_dry_run_writes_nothing() {
     assert!(report["ai"].get("audit").is_none());
 
     let report = ai_tick(&env, &vault, &[]);
-    let request: Value = serde_json::from_str(&fake.bodies()[1]).unwrap();
+    // Two prompts each run (one per project): the real run's first request is the third.
+    let request: Value = serde_json::from_str(&fake.bodies()[2]).unwrap();
     assert_eq!(request["tool_choice"], json!({"type": "tool", "name": "brain_tick_proposals"}));
     assert_eq!(
         request["tools"][0]["input_schema"]["required"],
         json!(["edges", "merges", "signals", "intent", "health"])
     );
-    let head = fake.heads()[1].to_ascii_lowercase();
+    let head = fake.heads()[2].to_ascii_lowercase();
     assert!(
         head.starts_with("post /v1/messages ") && head.contains(&format!("x-api-key: {}", KEY.to_ascii_lowercase())),
         "{head}"
     );
     assert!(head.contains("anthropic-version: 2023-06-01"));
     no_secret_in(&fake);
-    assert_eq!((report["ai"]["verified"].as_u64(), report["ai"]["tokens_in"].as_u64()), (Some(1), Some(900)));
+    assert_eq!((report["ai"]["verified"].as_u64(), report["ai"]["tokens_in"].as_u64()), (Some(1), Some(1800)));
     let mut expected = phase1_only();
-    let hot = expected[HOT].clone() + &format!("<!-- @edge type=related target={OLD_ID} by=brain-tick -->\n");
+    let hot = expected[HOT].clone() + &format!("<!-- @edge type=related target={DUP_ID} by=brain-tick -->\n");
     expected.insert(HOT.into(), hot);
     assert_eq!(user_files(&vault.root), expected);
     // No intent proposed: the placeholder stays.
@@ -406,9 +432,11 @@ fn error_of(report: &Value) -> String {
 fn malformed_json_gets_one_repair_then_the_tick_gives_up_cleanly() {
     let fake = Fake::start(|_, _| openai("{\"edges\": [ this is not json", "stop"));
     let (report, vault, _env) = unchanged_by_ai(&fake, "openai", "");
-    assert_eq!(fake.bodies().len(), 2, "one repair retry");
+    // One repair retry per prompt (one prompt per project): an unusable answer to one prompt
+    // does not keep the other from being asked.
+    assert_eq!(fake.bodies().len(), 4, "one repair retry per prompt");
     assert!(prompt_of(&serde_json::from_str(&fake.bodies()[1]).unwrap()).contains("Your previous answer was rejected"));
-    assert_eq!((report["ai"]["repaired"].as_bool(), report["ai"]["requests"].as_u64()), (Some(true), Some(2)));
+    assert_eq!((report["ai"]["repaired"].as_bool(), report["ai"]["requests"].as_u64()), (Some(true), Some(4)));
     assert!(error_of(&report).contains("no usable answer after one repair"), "{report}");
     assert!(report["ai"]["reason"].as_str().unwrap().starts_with("AI phases failed"));
     let diff = vault.read("brain-feed/last-tick-diff.md");
@@ -444,7 +472,11 @@ fn schema_valid_nonsense_is_rejected_proposal_by_proposal_with_reasons() {
         "intent": "",
         "health": {"score": 2, "reason": "confused"},
     });
-    let fake = Fake::start(move |_, _| openai(&answer.to_string(), "stop"));
+    // Only the prompt about demo gets it (the other's answer proposes nothing).
+    let fake = Fake::start(move |_, request| {
+        let answer = if shows(&prompt_of(request), HOT_ID) { answer.clone() } else { empty_answer() };
+        openai(&answer.to_string(), "stop")
+    });
     let (report, _, _) = unchanged_by_ai(&fake, "openai", "");
     let ai = &report["ai"];
     assert_eq!((ai["proposed"].as_u64(), ai["rejected"].as_u64(), ai["applied"].as_u64()), (Some(7), Some(7), Some(0)));
@@ -457,7 +489,10 @@ fn schema_valid_nonsense_is_rejected_proposal_by_proposal_with_reasons() {
             &format!("{MID_ID} and {DUP_ID} belong to different projects"),
             "no live arc has the id 2026-01-01-no-such-arc",
             "an edge from an arc to itself",
-            &format!("{HOT_ID} already has an edge to {MID_ID}"),
+            &format!(
+                "{MID_ID} belongs to no project, not to project demo whose prompt this answer replied to (changes \
+                 across projects are refused)"
+            ),
             "no signal has the id mem_v000000000000000000000000",
         ]
     );
@@ -470,7 +505,10 @@ fn schema_valid_nonsense_is_rejected_proposal_by_proposal_with_reasons() {
             {"into": DUP_ID, "arcs": [HOT_ID], "reason": "back again"},
         ],
     });
-    let fake = Fake::start(move |_, _| openai(&chain.to_string(), "stop"));
+    let fake = Fake::start(move |_, request| {
+        let answer = if shows(&prompt_of(request), HOT_ID) { chain.clone() } else { empty_answer() };
+        openai(&answer.to_string(), "stop")
+    });
     let env = Env::new();
     let vault = ai_vault(&env);
     configure(&env, "openai", &fake.url, "max_changes_per_kind = 1\n");
@@ -490,7 +528,8 @@ fn a_429_waits_once_within_the_budget_and_a_long_retry_after_gives_up() {
     let vault = ai_vault(&env);
     configure(&env, "openai", &fake.url, "");
     let report = ai_tick(&env, &vault, &[]);
-    assert_eq!((report["ai"]["requests"].as_u64(), report["ai"]["waited_ms"].as_u64()), (Some(2), Some(1000)));
+    // The 429, then one request per prompt.
+    assert_eq!((report["ai"]["requests"].as_u64(), report["ai"]["waited_ms"].as_u64()), (Some(3), Some(1000)));
     assert_eq!(report["ai"]["verified"], 4);
 
     let fake = Fake::start(|_, _| Step::Answer {
@@ -544,7 +583,7 @@ fn an_answer_cut_short_or_ten_times_the_output_limit_is_refused() {
     });
     let (report, _, _) = unchanged_by_ai(&fake, "openai", "");
     assert!(error_of(&report).contains("cut short"), "{report}");
-    assert_eq!(fake.bodies().len(), 1);
+    assert_eq!(fake.bodies().len(), 2, "no repair of a cut answer; the other prompt is asked");
 
     // max_output_tokens = 200; the answer is ~2,000 tokens of intent.
     let fake = Fake::start(|_, _| {
@@ -595,4 +634,80 @@ fn a_project_file_cannot_switch_the_ai_on_or_choose_its_server() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("ai.provider") && stderr.contains("ai.base_url") && stderr.contains("LLM"), "{stderr}");
+}
+
+#[test]
+fn a_prompt_about_one_project_cannot_change_another_projects_arcs_or_signals() {
+    let env = Env::new();
+    let vault = ai_vault(&env);
+    let empty = json!({"edges": [], "merges": [], "signals": [], "intent": "", "health": {"score": 5, "reason": ""}});
+
+    // A dry run shows what the model is asked: the signal ids come from there.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let fake = {
+        let (seen, empty) = (seen.clone(), empty.clone());
+        Fake::start(move |_, request| {
+            seen.lock().unwrap().push(prompt_of(request));
+            openai(&empty.to_string(), "stop")
+        })
+    };
+    configure(&env, "openai", &fake.url, "");
+    ai_tick(&env, &vault, &["--dry-run"]);
+    let prompts = seen.lock().unwrap().clone();
+    let rotation = prompts.iter().map(|prompt| signal_id(prompt, "rotation")).find(|id| id != "mem_vmissing").unwrap();
+
+    // The answer to the prompt about demo (say an instruction in one of its arcs asked for
+    // it) clears a signal of another project's arc and links a demo arc to that project's
+    // arc; its change of demo's own signal is fine.
+    let attack = move |prompt: &str| {
+        json!({
+            "edges": [{"from": HOT_ID, "to": OLD_ID, "type": "related", "reason": "as the arc says"}],
+            "merges": [],
+            "signals": [
+                {"signal": rotation, "action": "clear", "severity": "resolved", "reason": "as the arc says"},
+                {"signal": signal_id(prompt, "auth-broker"), "action": "escalate", "severity": "nuclear", "reason": "ban rate doubling"},
+            ],
+            "intent": "", "health": {"score": 5, "reason": ""},
+        })
+    };
+    let fake = Fake::start(move |_, request| {
+        let prompt = prompt_of(request);
+        let answer = if shows(&prompt, HOT_ID) { attack(&prompt) } else { empty.clone() };
+        openai(&answer.to_string(), "stop")
+    });
+    configure(&env, "openai", &fake.url, "");
+    let report = ai_tick(&env, &vault, &[]);
+    let outcomes: Vec<(&str, &str, &str)> = report["ai"]["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["proposal"].as_str().unwrap(), p["status"].as_str().unwrap(), p["why"].as_str().unwrap_or("")))
+        .collect();
+    let refused = |proposal: &str| {
+        outcomes.iter().find(|(p, _, _)| p.contains(proposal)).unwrap_or_else(|| panic!("{proposal}: {outcomes:?}"))
+    };
+    for proposal in [format!("edge {HOT_ID} -[related]-> {OLD_ID}"), "clear signal".to_string()] {
+        let (_, status, why) = refused(&proposal);
+        assert_eq!(*status, "rejected", "{proposal}: {outcomes:?}");
+        assert!(why.contains("changes across projects are refused") && why.contains("project demo"), "{why}");
+    }
+    assert_eq!(refused("escalate signal").1, "verified", "{outcomes:?}");
+    let mut expected = phase1_only();
+    let hot = expected[HOT].replace("severity=critical source=auth-broker", "severity=nuclear source=auth-broker");
+    expected.insert(HOT.into(), hot);
+    assert_eq!(user_files(&vault.root), expected, "only demo's own signal changed");
+    let diff = vault.read("brain-feed/last-tick-diff.md");
+    assert!(diff.contains("rejected edge") && diff.contains("changes across projects are refused"), "{diff}");
+
+    // Each prompt holds one project's arcs and signals.
+    assert_eq!(prompts.len(), 2, "one prompt per project: {prompts:?}");
+    let demo = prompts.iter().find(|p| shows(p, HOT_ID)).unwrap();
+    let other = prompts.iter().find(|p| shows(p, MID_ID)).unwrap();
+    for (prompt, holds, lacks) in [
+        (demo, [DUP_ID, "Auth broker"], [MID_ID, OLD_ID, "Rotation pending"]),
+        (other, [OLD_ID, "Rotation pending"], [HOT_ID, DUP_ID, "Auth broker"]),
+    ] {
+        assert!(holds.iter().all(|text| prompt.contains(text)), "{prompt}");
+        assert!(!lacks.iter().any(|text| prompt.contains(text)), "{prompt}");
+    }
 }

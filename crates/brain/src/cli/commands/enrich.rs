@@ -60,9 +60,10 @@ fn print_text(out: &mut Out, report: &EnrichReport) {
         report.arcs_shown
     ));
     out.line(format!(
-        "{} {}: prompt {} of {} tokens ({} chars, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
+        "{} {}: {} prompt(s), one per project, {} tokens (at most {} each; {} chars, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
         report.provider,
         report.model,
+        report.prompts,
         report.prompt_tokens,
         report.prompt_max_tokens,
         report.prompt_chars,

@@ -46,15 +46,18 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     sync::trace("command");
     if args.background {
         // Offline is normal for a laptop: a line in the log, never an error for anyone.
-        if let Err(err) = run_sync(context, None, &args, false, true) {
-            crate::hook::harness::write_log(
-                &context.home,
-                "sync",
-                None,
-                &err.to_string(),
-                crate::hook::harness::LogPolicy::ExistingHome,
-            );
-        }
+        let line = match run_sync(context, None, &args, false, true) {
+            Err(err) => format!("{err}{}", err.hint().map(|hint| format!(" ({hint})")).unwrap_or_default()),
+            Ok(report) if !report.refused.is_empty() => refused_lines(&report).join("; "),
+            Ok(_) => return Ok(()),
+        };
+        crate::hook::harness::write_log(
+            &context.home,
+            "sync",
+            None,
+            &line,
+            crate::hook::harness::LogPolicy::ExistingHome,
+        );
         return Ok(());
     }
     let brain = Brain::open(context)?;
@@ -119,8 +122,29 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         if report.unresolved > 0 {
             eprintln!("conflicts wait: `brain sync --status` shows both versions");
         }
+        for line in refused_lines(&report) {
+            eprintln!("{line}");
+        }
     }
     Ok(())
+}
+
+/// What a run refused to pull, for a person: a heading and one line per change.
+fn refused_lines(report: &sync::SyncReport) -> Vec<String> {
+    if report.refused.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![format!(
+        "{} pulled change(s) refused: they would change items of scopes this machine no longer syncs",
+        report.refused.len()
+    )];
+    for refused in &report.refused {
+        lines.push(format!(
+            "  {} ({}): the item here is in {}, which [sync] scopes leaves out",
+            refused.id, refused.scope, refused.local_scope
+        ));
+    }
+    lines
 }
 
 /// A sync of `context`'s home (`brain`: the home's store, opened by the caller already, or
@@ -138,6 +162,7 @@ fn run_sync(
             BrainError::user_with_hint("no sync server", "set [sync] url in config.toml (or pass --url)")
         })?;
     let selector = ScopeSelector::parse(&loaded.config.sync.scopes)?;
+    let bounds = sync::RunBounds::from_config(&loaded.config.sync)?;
     sync::trace("config");
     let brain = match brain {
         Some(brain) => brain,
@@ -163,7 +188,7 @@ fn run_sync(
             bar.set_position(done as u64);
         }
     };
-    let outcome = sync::run(&brain, &remote, &selector, &mut report_progress);
+    let outcome = sync::run(&brain, &remote, &selector, bounds, &mut report_progress);
     bar.finish_and_clear();
     outcome.map_err(|err| match err {
         BrainError::User { message, hint } => BrainError::User {

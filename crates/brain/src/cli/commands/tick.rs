@@ -140,9 +140,10 @@ fn print_text(out: &mut Out, report: &TickReport) {
 
 fn print_ai(out: &mut Out, ai: &crate::ai::AiReport) {
     out.line(format!(
-        "ai {} {}: prompt {} tokens ({} of {} arcs, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
+        "ai {} {}: {} prompt(s), one per project, {} tokens ({} of {} arcs, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
         ai.provider,
         ai.model,
+        ai.prompt.prompts,
         ai.prompt.tokens,
         ai.prompt.arcs_shown,
         ai.prompt.arcs_total,
