@@ -364,6 +364,15 @@ impl EventStream {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn a_postgres_replica_exits_0_on_sigterm_and_1_with_the_message_on_start_up_errors() {
+    let schema = Schema::new("exits");
+    let env = postgres_env(&schema);
+    env.remember(&["--title", "Use WAL mode for SQLite", "--content", "Readers never block the writer."]);
+    crate::serve::serve_exits_cleanly(&env);
+}
+
+#[test]
 fn a_critical_signal_reaches_the_subscribers_who_may_read_its_scope() {
     let env = crate::serve::seeded();
     crate::serve::with_tokens(&env);
