@@ -4,7 +4,8 @@
 //!
 //! Safety defaults: loopback unless tokens are configured (the server refuses otherwise),
 //! `Host` and `Origin` checked on every route (`guard`), request heads bounded in size and
-//! time and connections in number (`conn`), request bodies capped (413),
+//! time and connections in number (`conn`), what one token or address may hold of them
+//! bounded and request bodies given a deadline (`holds`), request bodies capped (413),
 //! requests cut off after a timeout (408), JSON errors everywhere, and SIGTERM/SIGINT finish
 //! in-flight requests before exiting (0), as a start-up error exits 1 with its message.
 
@@ -17,6 +18,7 @@ pub mod events;
 pub mod extract;
 pub mod fleet;
 pub mod guard;
+pub mod holds;
 pub mod markers;
 pub mod mcp_http;
 pub mod metrics;
@@ -122,7 +124,8 @@ async fn serve(state: Arc<AppState>, mcp: BrainMcp, context: &Context, options: 
         state.config.max_connections,
         state.config.pool_size.clamp(1, 64),
     );
-    let app = router(Arc::clone(&state), guard, shutdown_rx.clone(), mcp_config, mcp);
+    let shares = Arc::new(holds::Shares::new(holds::ShareLimits::new(&state.config, limits.max_connections)));
+    let app = router(Arc::clone(&state), guard, shares, shutdown_rx.clone(), mcp_config, mcp);
     let watcher = tokio::spawn(events::watch_store(Arc::clone(&state), shutdown_rx.clone()));
     let ticker = tokio::spawn(fleet::schedule_ticks(Arc::clone(&state), shutdown_rx.clone()));
     eprintln!(
@@ -226,11 +229,12 @@ fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
 /// The routes and their layers. Every route comes from the table (`openapi::ROUTES`), so
 /// nothing is served that is not described, and the security matrix test covers it.
 /// Layers, outermost first: metrics, panics as 500, JSON errors, the guard (Host, Origin,
-/// JSON for state changes), auth, body limit; the request timeout applies to `Timed`
-/// routes, not to the event stream and MCP.
+/// JSON for state changes), auth, the token's and the address's shares (`holds`), body
+/// limit; the request timeout applies to `Timed` routes, not to the event stream and MCP.
 pub fn router(
     state: Arc<AppState>,
     guard: Arc<guard::Guard>,
+    shares: Arc<holds::Shares>,
     shutdown: watch::Receiver<bool>,
     mcp_config: StreamableHttpServerConfig,
     mcp: BrainMcp,
@@ -258,6 +262,7 @@ pub fn router(
         .fallback(|| async { error::ApiError::not_found("no such route; see /openapi.json") })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(Extension(shutdown))
+        .layer(middleware::from_fn_with_state(shares, holds::hold))
         .layer(middleware::from_fn_with_state(Arc::clone(&state.auth), auth::authenticate));
     // CORS only for the origins the user allowed (none by default): inside the guard, which
     // refuses every other origin, and outside auth, since preflights carry no token.

@@ -361,6 +361,22 @@ impl EventStream {
         }
         self.seen.contains(needle)
     }
+
+    /// Reads until the server ends the stream or `limit` passes; whether it ended.
+    pub fn wait_for_end(&mut self, limit: std::time::Duration) -> bool {
+        use std::io::BufRead;
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => return true,
+                Ok(_) => self.seen.push_str(&line),
+                Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => {} // read timeout: look again
+            }
+        }
+        false
+    }
 }
 
 /// `brain token create` with a read grant; its secret.
@@ -368,6 +384,27 @@ fn create_token(env: &Env, name: &str, read: &str) -> String {
     let output = env.brain().args(["token", "create", "--name", name, "--read", read]).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_revoked_tokens_event_stream_ends_before_the_next_critical_signal() {
+    let env = crate::serve::seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nevents_poll_ms = 100\n").unwrap();
+    let secret = create_token(&env, "watcher", "project/demo");
+    let server = crate::serve::Server::start(&env, &[]);
+    let mut stream = EventStream::open(&server, Some(&secret));
+    let limit = std::time::Duration::from_secs(10);
+    let signal = |title: &str| env.remember(&["--kind", "signal", "--severity", "critical", "--title", title]);
+    // While the token is valid its stream carries critical signals.
+    signal("Primary database is failing over");
+    assert!(stream.wait_for("failing over", limit), "{}", stream.seen);
+    env.brain().args(["token", "revoke", "watcher"]).assert().success();
+    signal("Rotate the leaked deploy key now");
+    assert!(stream.wait_for_end(limit), "the revoked token's stream stayed open: {}", stream.seen);
+    assert!(!stream.seen.contains("leaked deploy key"), "a revoked token heard a signal: {}", stream.seen);
+    // And it opens no new one.
+    let bearer = format!("Bearer {secret}");
+    assert_eq!(server.request("GET", "/api/v2/events", &[("Authorization", &bearer)], None).status, 401);
 }
 
 #[test]
