@@ -152,9 +152,16 @@ impl<'c> WriteTx<'c> {
         dispatch!(&mut self.backend, tx => tx.insert_token(token))
     }
 
-    /// Revokes a stored token at `at`. Returns false when no such token is active.
+    /// Revokes a stored token at `at`. Returns false when no such token is active. The
+    /// revoked token stays in the store: a store that has had tokens keeps requiring one.
     pub fn revoke_token(&mut self, name: &str, at: brain_core::Timestamp) -> StoreResult<bool> {
         dispatch!(&mut self.backend, tx => tx.revoke_token(name, at))
+    }
+
+    /// Deletes every revoked token (active ones stay), returning how many; moves the write
+    /// generation when there were some. A store without any token row requires none.
+    pub fn forget_revoked_tokens(&mut self) -> StoreResult<u64> {
+        dispatch!(&mut self.backend, tx => tx.forget_revoked_tokens())
     }
 
     /// Claims `key` of `kind` for this caller, once among every process sharing the store:

@@ -185,6 +185,19 @@ pub struct ServeConfig {
     /// Most connections open at once (also bounded by the process's open-file limit); idle
     /// ones are closed to make room for new ones.
     pub max_connections: usize,
+    /// Requests one token may have in progress at once (streams included), at most a
+    /// quarter of `max_connections`; 0: no bound.
+    pub max_requests_per_token: usize,
+    /// `/api/v2/events` and `GET /mcp` streams one token may hold open, at most a quarter of
+    /// `max_connections`; 0: no bound.
+    pub max_streams_per_token: usize,
+    /// Requests one client address may have in progress at once, at most half of
+    /// `max_connections`; 0: no bound (behind a proxy every request comes from its address).
+    pub max_requests_per_peer: usize,
+    /// Streams one client address may hold open, at most half of `max_connections`; 0: no bound.
+    pub max_streams_per_peer: usize,
+    /// A request body must arrive whole within this long of its head, else 408.
+    pub body_timeout_secs: u64,
 }
 
 impl Default for ServeConfig {
@@ -207,6 +220,11 @@ impl Default for ServeConfig {
             allowed_origins: Vec::new(),
             header_timeout_secs: 10,
             max_connections: 512,
+            max_requests_per_token: 64,
+            max_streams_per_token: 16,
+            max_requests_per_peer: 128,
+            max_streams_per_peer: 32,
+            body_timeout_secs: 15,
         }
     }
 }
@@ -790,6 +808,11 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # allowed_origins = []           # extra browser origins, e.g. ["https://app.example"]
 # header_timeout_secs = 10       # request head deadline (slow headers, idle keep-alive)
 # max_connections = 512          # open connections at once (idle ones make room)
+# max_requests_per_token = 64    # one token's requests in progress (<= max_connections/4; 0: no bound)
+# max_streams_per_token = 16     # one token's open event and MCP streams (<= max_connections/4)
+# max_requests_per_peer = 128    # one client address's requests in progress (<= max_connections/2;
+# max_streams_per_peer = 32      #   0 for both behind a proxy: every request comes from its address)
+# body_timeout_secs = 15         # a request body must arrive whole within this long (408)
 # [[serve.tokens]]               # one per client; read/write grants by scope
 # name = "ci-agent"
 # token_sha256 = "…"             # sha256 of the secret in hex (or token = "…" in clear)

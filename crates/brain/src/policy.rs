@@ -56,7 +56,7 @@ impl ScopePattern {
 }
 
 /// The grants of one token: its name and the scopes it may read and write.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Grants {
     pub name: String,
     read: Vec<ScopePattern>,

@@ -54,6 +54,14 @@ impl WriteTx<'_> {
         }
         Ok(revoked)
     }
+
+    pub(crate) fn forget_revoked_tokens(&mut self) -> StoreResult<u64> {
+        let forgotten = self.execute("DELETE FROM api_tokens WHERE revoked_at IS NOT NULL", &[])?;
+        if forgotten > 0 {
+            self.mark_changed();
+        }
+        Ok(forgotten)
+    }
 }
 
 impl WriteTx<'_> {

@@ -81,6 +81,13 @@ impl WriteTx<'_> {
         self.changed |= revoked;
         Ok(revoked)
     }
+
+    pub(crate) fn forget_revoked_tokens(&mut self) -> StoreResult<u64> {
+        let forgotten =
+            self.tx.execute("DELETE FROM api_tokens WHERE revoked_at IS NOT NULL", []).map_err(|e| self.error(e))?;
+        self.changed |= forgotten > 0;
+        Ok(forgotten as u64)
+    }
 }
 
 impl WriteTx<'_> {

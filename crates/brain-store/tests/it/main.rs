@@ -471,6 +471,34 @@ fn tokens_are_kept_by_digest_revoked_once_and_move_the_generation() {
 }
 
 #[test]
+fn revoked_tokens_stay_until_forgotten_and_active_ones_are_never_forgotten() {
+    let f = fixture();
+    let at = |text: &str| -> brain_core::Timestamp { text.parse().unwrap() };
+    let token = |name: &str, digit: &str| brain_store::TokenRecord {
+        name: name.into(),
+        sha256: digit.repeat(64),
+        read: vec!["global".into()],
+        write: vec![],
+        created_at: at(NOW),
+        revoked_at: None,
+    };
+    assert_eq!(f.store.write(|tx| tx.forget_revoked_tokens()).unwrap(), 0, "nothing to forget");
+    f.store.write(|tx| tx.insert_token(&token("old", "a"))).unwrap();
+    f.store.write(|tx| tx.insert_token(&token("live", "b"))).unwrap();
+    f.store.write(|tx| tx.revoke_token("old", at("2026-11-22T00:00:00Z"))).unwrap();
+    let start = f.store.generation().unwrap();
+    assert_eq!(f.store.write(|tx| tx.forget_revoked_tokens()).unwrap(), 1);
+    assert_eq!(f.store.generation().unwrap(), start + 1, "every server refreshes its tokens");
+    assert_eq!(f.open_again().tokens().unwrap(), vec![token("live", "b")]);
+    // The forgotten name is free again; forgetting twice changes nothing.
+    f.store.write(|tx| tx.insert_token(&token("old", "c"))).unwrap();
+    let start = f.store.generation().unwrap();
+    assert_eq!(f.store.write(|tx| tx.forget_revoked_tokens()).unwrap(), 0);
+    assert_eq!(f.store.generation().unwrap(), start);
+    assert_eq!(f.store.tokens().unwrap().len(), 2);
+}
+
+#[test]
 fn a_job_lock_has_one_holder_at_a_time_and_is_free_again_once_dropped() {
     let f = fixture();
     let other = f.open_again();

@@ -4,10 +4,14 @@
 //! from the store (`brain token create`, refreshed whenever the store's generation moves,
 //! so every replica sees a new or revoked token at once); only digests are kept in memory
 //! and compared in constant time. Without tokens the server is open, which `serve` allows
-//! on loopback addresses only; once any token exists, a running server requires one
-//! (revoking the last stored token never reopens it). What a token's grants allow is decided
-//! in `crate::policy`, below every adapter.
+//! on loopback addresses only; once any token exists, a running server requires one, and
+//! so does every server started on a store that has ever had one (a revoked token stays in
+//! the store: revoking the last one never reopens a server; `brain token reopen` forgets
+//! the revoked ones, explicitly). A revoked token's grant is told so ([`Grant::revoked`]):
+//! the requests and streams it holds end at once. What a token's grants allow is decided in
+//! `crate::policy`, below every adapter.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -16,6 +20,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
+use tokio::sync::watch;
 
 use super::error::ApiError;
 use crate::config::TokenConfig;
@@ -28,6 +33,31 @@ pub use crate::policy::{Caller, check_grants};
 pub struct Grant {
     digest: [u8; 32],
     grants: Arc<Grants>,
+    /// Turns true when the token is revoked (stored tokens only).
+    revoked: watch::Sender<bool>,
+}
+
+impl Grant {
+    fn new(digest: [u8; 32], grants: Grants) -> Grant {
+        Grant { digest, grants: Arc::new(grants), revoked: watch::Sender::new(false) }
+    }
+
+    /// The token's name.
+    pub fn name(&self) -> &str {
+        &self.grants.name
+    }
+
+    /// Resolves once the token is revoked (at once if it already is; never for a token of
+    /// the config file), so that what its holder still holds can end.
+    pub fn revoked(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut receiver = self.revoked.subscribe();
+        async move {
+            if receiver.wait_for(|revoked| *revoked).await.is_err() {
+                // The grant is gone, and so is everything that held it.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
 }
 
 /// The configured tokens and the store's.
@@ -79,10 +109,7 @@ impl Auth {
                     .ok_or_else(|| invalid("token_sha256 is not 64 hexadecimal characters".into()))?,
                 _ => return Err(invalid("set exactly one of token and token_sha256".into())),
             };
-            grants.push(Arc::new(Grant {
-                digest,
-                grants: Arc::new(Grants::parse(&token.name, &token.read, &token.write)?),
-            }));
+            grants.push(Arc::new(Grant::new(digest, Grants::parse(&token.name, &token.read, &token.write)?)));
         }
         let required = AtomicBool::new(!grants.is_empty());
         Ok(Auth { grants, stored: RwLock::new(Vec::new()), required })
@@ -93,30 +120,42 @@ impl Auth {
     }
 
     /// Replaces the store's tokens with the active ones of `records` (a token whose grants
-    /// no longer parse is left out, with a warning).
+    /// no longer parse is left out, with a warning). A token still active keeps its grant;
+    /// every grant no longer active is told it was revoked. Any record at all, revoked ones
+    /// included, means the store has had tokens: from then on one is required.
     pub fn set_stored(&self, records: &[brain_store::TokenRecord]) {
+        if !records.is_empty() {
+            self.required.store(true, Ordering::Relaxed);
+        }
+        let mut stored = self.stored.write().unwrap_or_else(|poison| poison.into_inner());
         let mut active = Vec::new();
         for record in records.iter().filter(|record| record.revoked_at.is_none()) {
             let digest = hex::decode(&record.sha256).ok().and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
             match (digest, Grants::parse(&record.name, &record.read, &record.write)) {
-                (Some(digest), Ok(grants)) => active.push(Arc::new(Grant { digest, grants: Arc::new(grants) })),
+                (Some(digest), Ok(grants)) => {
+                    let unchanged = stored.iter().find(|grant| grant.digest == digest && *grant.grants == grants);
+                    active.push(match unchanged {
+                        Some(grant) => Arc::clone(grant),
+                        None => Arc::new(Grant::new(digest, grants)),
+                    });
+                }
                 _ => eprintln!("brain serve: stored token {:?} is malformed; ignored", record.name),
             }
         }
-        if !active.is_empty() {
-            self.required.store(true, Ordering::Relaxed);
+        for previous in stored.iter().filter(|previous| !active.iter().any(|grant| Arc::ptr_eq(grant, previous))) {
+            previous.revoked.send_replace(true);
         }
-        *self.stored.write().unwrap_or_else(|poison| poison.into_inner()) = active;
+        *stored = active;
     }
 
     /// The grant whose secret is `secret`, comparing against every token.
-    fn find(&self, secret: &str) -> Option<Arc<Grants>> {
+    fn find(&self, secret: &str) -> Option<Arc<Grant>> {
         let presented = digest(secret.as_bytes());
         let mut found = None;
         let stored = self.stored.read().unwrap_or_else(|poison| poison.into_inner());
         for grant in self.grants.iter().chain(stored.iter()) {
             if constant_time_eq(&grant.digest, &presented) {
-                found = Some(Arc::clone(&grant.grants));
+                found = Some(Arc::clone(grant));
             }
         }
         found
@@ -160,7 +199,10 @@ pub async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, n
     };
     match auth.find(secret) {
         Some(grant) => {
-            request.extensions_mut().insert(Caller::Token(grant));
+            // The caller for the policy checks, and the token itself for what ends when it
+            // is revoked (`holds`).
+            request.extensions_mut().insert(Caller::Token(Arc::clone(&grant.grants)));
+            request.extensions_mut().insert(grant);
             next.run(request).await
         }
         None => unauthorized("invalid bearer token"),
@@ -190,7 +232,7 @@ mod tests {
             token("c", "secret-cccccccccccc", &["*"], &["*"]),
         ])
         .unwrap();
-        let caller = |secret: &str| Caller::Token(auth.find(secret).unwrap());
+        let caller = |secret: &str| Caller::Token(Arc::clone(&auth.find(secret).unwrap().grants));
         let api = Scope::parse("project/api").unwrap();
         let web = Scope::parse("project/web").unwrap();
         let team = Scope::parse("team/core").unwrap();
@@ -202,6 +244,42 @@ mod tests {
         let c = caller("secret-cccccccccccc");
         assert!(c.can_write(&team) && c.can_write(&Scope::Global));
         assert!(auth.find("secret-dddddddddddd").is_none());
+    }
+
+    fn record(name: &str, secret: &str, revoked: bool) -> brain_store::TokenRecord {
+        let at: brain_core::Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
+        brain_store::TokenRecord {
+            name: name.into(),
+            sha256: secret_digest(secret),
+            read: vec!["project/demo".into()],
+            write: vec![],
+            created_at: at,
+            revoked_at: revoked.then_some(at),
+        }
+    }
+
+    #[test]
+    fn a_revoked_stored_token_is_told_so_and_the_store_keeps_requiring_tokens() {
+        let auth = Auth::default();
+        auth.set_stored(&[]);
+        assert!(!auth.is_enabled(), "a store that never had a token");
+        auth.set_stored(&[record("kept", "secret-kkkkkkkkkkkk", false), record("gone", "secret-gggggggggggg", false)]);
+        let kept = auth.find("secret-kkkkkkkkkkkk").unwrap();
+        let gone = auth.find("secret-gggggggggggg").unwrap();
+        let revoked = |grant: &Arc<Grant>| futures_util::FutureExt::now_or_never(grant.revoked()).is_some();
+        assert!(!revoked(&kept) && !revoked(&gone));
+        auth.set_stored(&[record("kept", "secret-kkkkkkkkkkkk", false), record("gone", "secret-gggggggggggg", true)]);
+        assert!(revoked(&gone) && auth.find("secret-gggggggggggg").is_none());
+        // A refresh keeps the grant of a token still active: what it holds goes on.
+        assert!(!revoked(&kept) && Arc::ptr_eq(&kept, &auth.find("secret-kkkkkkkkkkkk").unwrap()));
+        // Only revoked rows left: a server started on this store still requires a token.
+        let fresh = Auth::default();
+        fresh.set_stored(&[record("gone", "secret-gggggggggggg", true)]);
+        assert!(fresh.is_enabled());
+        // Config tokens are never revoked.
+        let config = Auth::from_config(&[token("a", "secret-aaaaaaaaaaaa", &["*"], &[])]).unwrap();
+        config.set_stored(&[]);
+        assert!(!revoked(&config.find("secret-aaaaaaaaaaaa").unwrap()));
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //!   a half-sent head, or nothing yet), so a normal client is served while hundreds of
 //!   partial-header sockets are held; when every open connection is busy, the new one gets
 //!   a 503 and is closed;
+//! - every request carries its client's address (`ConnectInfo`), by which `holds` bounds
+//!   what one address may hold of these connections;
 //! - request heads are bounded (`MAX_HEAD_BYTES`, hyper's 100 headers), and the bodiless
 //!   answers hyper writes by itself for malformed requests (400, 414, 431) are rewritten
 //!   into the JSON errors every other answer has (`JsonErrorsIo`).
@@ -21,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,6 +32,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::ConnectInfo;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -165,8 +169,8 @@ pub async fn serve(
             _ = shutdown.wait_for(|stop| *stop) => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(err) => {
                 // Out of file descriptors: free an idle connection's and try again shortly.
                 if is_out_of_files(&err) && registry.evict_oldest_idle() {
@@ -188,6 +192,7 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let (id, in_flight, evict) = registry.register();
         let task = Connection {
+            peer,
             router: router.clone(),
             limits: limits.clone(),
             metrics: Arc::clone(&metrics),
@@ -232,6 +237,8 @@ fn error_response(status: u16, reason: &str, code: &str, message: &str) -> Vec<u
 
 /// What one connection's task needs.
 struct Connection {
+    /// The client's address, as every request on the connection carries it.
+    peer: SocketAddr,
     router: Router,
     limits: Limits,
     metrics: Arc<Metrics>,
@@ -245,8 +252,10 @@ impl Connection {
         self.metrics.connections.inc();
         let in_flight = Arc::clone(&self.in_flight);
         let tower = TowerToHyperService::new(self.router.clone());
-        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let peer = self.peer;
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             let busy = Busy::enter(&in_flight);
+            request.extensions_mut().insert(ConnectInfo(peer));
             let response = hyper::service::Service::call(&tower, request);
             async move {
                 let response = response.await?;

@@ -4,9 +4,10 @@
 //!
 //! Safety defaults: loopback unless tokens are configured (the server refuses otherwise),
 //! `Host` and `Origin` checked on every route (`guard`), request heads bounded in size and
-//! time and connections in number (`conn`), request bodies capped (413), requests cut off
-//! after a timeout (408), JSON errors everywhere, and SIGTERM/SIGINT finish in-flight
-//! requests before exiting.
+//! time and connections in number (`conn`), what one token or address may hold of them
+//! bounded and request bodies given a deadline (`holds`), request bodies capped (413),
+//! requests cut off after a timeout (408), JSON errors everywhere, and SIGTERM/SIGINT finish
+//! in-flight requests before exiting (0), as a start-up error exits 1 with its message.
 
 pub mod api;
 pub mod auth;
@@ -17,6 +18,7 @@ pub mod events;
 pub mod extract;
 pub mod fleet;
 pub mod guard;
+pub mod holds;
 pub mod markers;
 pub mod mcp_http;
 pub mod metrics;
@@ -51,6 +53,9 @@ use state::AppState;
 /// Longest wait for in-flight requests after SIGTERM before the process exits anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
+/// Longest wait, once serving has ended, for the runtime's tasks and blocking store calls.
+const RUNTIME_STOP: Duration = Duration::from_secs(5);
+
 /// What `brain serve` was asked for on the command line.
 #[derive(Clone, Debug, Default)]
 pub struct ServeOptions {
@@ -61,14 +66,27 @@ pub struct ServeOptions {
 }
 
 /// Runs the server until SIGTERM or SIGINT.
+///
+/// The store connections (the pool's, and the one MCP tools open) are made before the
+/// runtime starts and dropped after it has stopped: a PostgreSQL connection is the blocking
+/// `postgres` client, which runs a runtime of its own to close, and closing it on a thread of
+/// this runtime panics ("Cannot start a runtime from within a runtime") — on SIGTERM, and in
+/// place of every start-up error's message. Tasks still running when the runtime stops drop
+/// their references on its threads; the last ones are dropped here.
 pub fn run(context: Context, options: ServeOptions) -> BrainResult<()> {
+    let state = Arc::new(AppState::new(context.clone(), options.fixed_now)?);
+    let mcp = BrainMcp::with_transport(context.clone(), options.fixed_now.is_some(), true);
     let threads = std::thread::available_parallelism().map(usize::from).unwrap_or(2);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()
         .build()
         .map_err(|err| BrainError::internal(format!("cannot start the async runtime: {err}")))?;
-    runtime.block_on(serve(context, options))
+    let served = runtime.block_on(serve(Arc::clone(&state), mcp.clone(), &context, options));
+    runtime.shutdown_timeout(RUNTIME_STOP);
+    drop(mcp);
+    drop(state);
+    served
 }
 
 /// Resolves the listen address (`host:port`, names allowed).
@@ -83,8 +101,7 @@ async fn resolve(listen: &str) -> BrainResult<SocketAddr> {
     addresses.next().ok_or_else(|| invalid("it resolves to no address".into()))
 }
 
-async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
-    let state = Arc::new(AppState::start(context.clone(), options.fixed_now).await?);
+async fn serve(state: Arc<AppState>, mcp: BrainMcp, context: &Context, options: ServeOptions) -> BrainResult<()> {
     let listen = options.listen.clone().unwrap_or_else(|| state.config.listen.clone());
     let address = resolve(&listen).await?;
     if !address.ip().is_loopback() && !state.auth.is_enabled() {
@@ -102,7 +119,13 @@ async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let mcp_config = mcp_config(&state);
     let mcp_cancel = mcp_config.cancellation_token.clone();
-    let app = router(Arc::clone(&state), guard, shutdown_rx.clone(), mcp_config, &context, options.fixed_now.is_some());
+    let limits = conn::Limits::new(
+        state.config.header_timeout_secs,
+        state.config.max_connections,
+        state.config.pool_size.clamp(1, 64),
+    );
+    let shares = Arc::new(holds::Shares::new(holds::ShareLimits::new(&state.config, limits.max_connections)));
+    let app = router(Arc::clone(&state), guard, shares, shutdown_rx.clone(), mcp_config, mcp);
     let watcher = tokio::spawn(events::watch_store(Arc::clone(&state), shutdown_rx.clone()));
     let ticker = tokio::spawn(fleet::schedule_ticks(Arc::clone(&state), shutdown_rx.clone()));
     eprintln!(
@@ -118,11 +141,6 @@ async fn serve(context: Context, options: ServeOptions) -> BrainResult<()> {
         let _ = shutdown_tx.send(true);
         mcp_cancel.cancel();
     });
-    let limits = conn::Limits::new(
-        state.config.header_timeout_secs,
-        state.config.max_connections,
-        state.config.pool_size.clamp(1, 64),
-    );
     let server = conn::serve(listener, app, limits, Arc::clone(&state.metrics), shutdown_rx.clone());
     let deadline = async move {
         let _ = stopping.wait_for(|stop| *stop).await;
@@ -211,15 +229,15 @@ fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
 /// The routes and their layers. Every route comes from the table (`openapi::ROUTES`), so
 /// nothing is served that is not described, and the security matrix test covers it.
 /// Layers, outermost first: metrics, panics as 500, JSON errors, the guard (Host, Origin,
-/// JSON for state changes), auth, body limit; the request timeout applies to `Timed`
-/// routes, not to the event stream and MCP.
+/// JSON for state changes), auth, the token's and the address's shares (`holds`), body
+/// limit; the request timeout applies to `Timed` routes, not to the event stream and MCP.
 pub fn router(
     state: Arc<AppState>,
     guard: Arc<guard::Guard>,
+    shares: Arc<holds::Shares>,
     shutdown: watch::Receiver<bool>,
     mcp_config: StreamableHttpServerConfig,
-    context: &Context,
-    fixed_now: bool,
+    mcp: BrainMcp,
 ) -> Router {
     let timeout = Duration::from_secs(state.config.request_timeout_secs.max(1));
     let mut timed = Router::new();
@@ -233,9 +251,7 @@ pub fn router(
         }
     }
     let timed = timed.layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
-    let prototype = BrainMcp::with_transport(context.clone(), fixed_now, true);
-    let mcp =
-        StreamableHttpService::new(move || Ok(prototype.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
+    let mcp = StreamableHttpService::new(move || Ok(mcp.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
     let mcp = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(Arc::clone(&state), mcp_http::check_body))
@@ -246,6 +262,7 @@ pub fn router(
         .fallback(|| async { error::ApiError::not_found("no such route; see /openapi.json") })
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(Extension(shutdown))
+        .layer(middleware::from_fn_with_state(shares, holds::hold))
         .layer(middleware::from_fn_with_state(Arc::clone(&state.auth), auth::authenticate));
     // CORS only for the origins the user allowed (none by default): inside the guard, which
     // refuses every other origin, and outside auth, since preflights carry no token.

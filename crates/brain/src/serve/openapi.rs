@@ -465,7 +465,12 @@ fn status_text(code: u16) -> &'static str {
         414 => "URI (path and query) longer than 16 KiB",
         415 => "A POST or a body without Content-Type: application/json",
         421 => "The Host header does not name this server ([serve] allowed_hosts)",
-        429 => "Too soon after the last request of the same kind (Retry-After says when)",
+        408 => {
+            "The body did not arrive within [serve] body_timeout_secs, or the request took longer than request_timeout_secs"
+        }
+        429 => {
+            "The token or the client address holds its share of requests or streams ([serve] max_requests_per_token, max_streams_per_token, max_requests_per_peer, max_streams_per_peer), or a tick was requested too soon; Retry-After says when to retry"
+        }
         431 => "Request head larger than 64 KiB or with more than 100 headers",
         503 => "The store does not answer",
         _ => "Error",
@@ -487,11 +492,15 @@ pub fn document() -> Value {
             .collect();
         let mut responses = Map::new();
         responses.insert(route.ok.0.to_string(), json!({"description": route.ok.1}));
-        // What the guard and the connection layer may answer on every route.
+        // What the guard, the shares and the connection layer may answer on every route
+        // (probes take no share).
         let mut errors: Vec<u16> = route.errors.to_vec();
         errors.extend([403, 414, 421, 431]);
+        if !super::holds::PROBES.contains(&route.path) {
+            errors.push(429);
+        }
         if route.method == "post" || route.body.is_some() {
-            errors.push(415);
+            errors.extend([408, 415]);
         }
         errors.sort_unstable();
         errors.dedup();

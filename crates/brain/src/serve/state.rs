@@ -130,13 +130,6 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    /// [`AppState::new`] on a blocking thread (opening a store may wait on the network).
-    pub async fn start(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
-        tokio::task::spawn_blocking(move || AppState::new(context, fixed_now))
-            .await
-            .map_err(|err| BrainError::internal(format!("start-up task failed: {err}")))?
-    }
-
     pub fn new(context: Context, fixed_now: Option<Timestamp>) -> BrainResult<AppState> {
         // Opening one brain up front checks the home, the database and the config (tokens
         // included) before the server listens; it becomes the pool's first connection.

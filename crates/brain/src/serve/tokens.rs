@@ -2,7 +2,9 @@
 //! revoked from any machine that reaches the database, seen by every `brain serve` replica
 //! at once (a token change moves the store's generation, which each replica follows). The
 //! secret is shown once, when it is made; only its SHA-256 is stored. Tokens of the config
-//! file (`[[serve.tokens]]`) keep working beside these.
+//! file (`[[serve.tokens]]`) keep working beside these. A revoked token stays listed, and a
+//! store that has ever had a token keeps requiring one in every server started on it, until
+//! the operator forgets the revoked ones (`brain token reopen`).
 
 use brain_core::Timestamp;
 use brain_store::TokenRecord;
@@ -105,6 +107,34 @@ pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> B
 /// Every stored token, revoked ones too.
 pub fn list(brain: &Brain) -> BrainResult<Vec<TokenView>> {
     Ok(brain.store().tokens()?.iter().map(TokenView::of).collect())
+}
+
+/// What `brain token reopen` did: how many revoked tokens it forgot.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reopened {
+    pub forgotten: u64,
+}
+
+/// Forgets every revoked token, so that a server started on this store from now on — without
+/// `[[serve.tokens]]` — serves without a token again (on loopback only). Refused while a
+/// stored token is active: the store still requires it. Servers already running keep
+/// requiring tokens until they restart.
+pub fn reopen(brain: &Brain) -> BrainResult<Reopened> {
+    let active: Vec<String> = brain
+        .store()
+        .tokens()?
+        .into_iter()
+        .filter(|token| token.revoked_at.is_none())
+        .map(|token| token.name)
+        .collect();
+    if let Some(name) = active.first() {
+        return Err(BrainError::user_with_hint(
+            format!("token {name:?} is still active ({} active in all); nothing was forgotten", active.len()),
+            format!("revoke every active token first (`brain token revoke {name}`), then reopen"),
+        ));
+    }
+    let forgotten = brain.store().write(|tx| tx.forget_revoked_tokens())?;
+    Ok(Reopened { forgotten })
 }
 
 /// Revokes a stored token: every replica refuses it from its next refresh on (at once).

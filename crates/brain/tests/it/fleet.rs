@@ -361,6 +361,86 @@ impl EventStream {
         }
         self.seen.contains(needle)
     }
+
+    /// Reads until the server ends the stream or `limit` passes; whether it ended.
+    pub fn wait_for_end(&mut self, limit: std::time::Duration) -> bool {
+        use std::io::BufRead;
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => return true,
+                Ok(_) => self.seen.push_str(&line),
+                Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => {} // read timeout: look again
+            }
+        }
+        false
+    }
+}
+
+/// `brain token create` with a read grant; its secret.
+fn create_token(env: &Env, name: &str, read: &str) -> String {
+    let output = env.brain().args(["token", "create", "--name", name, "--read", read]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_revoked_tokens_event_stream_ends_before_the_next_critical_signal() {
+    let env = crate::serve::seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nevents_poll_ms = 100\n").unwrap();
+    let secret = create_token(&env, "watcher", "project/demo");
+    let server = crate::serve::Server::start(&env, &[]);
+    let mut stream = EventStream::open(&server, Some(&secret));
+    let limit = std::time::Duration::from_secs(10);
+    let signal = |title: &str| env.remember(&["--kind", "signal", "--severity", "critical", "--title", title]);
+    // While the token is valid its stream carries critical signals.
+    signal("Primary database is failing over");
+    assert!(stream.wait_for("failing over", limit), "{}", stream.seen);
+    env.brain().args(["token", "revoke", "watcher"]).assert().success();
+    signal("Rotate the leaked deploy key now");
+    assert!(stream.wait_for_end(limit), "the revoked token's stream stayed open: {}", stream.seen);
+    assert!(!stream.seen.contains("leaked deploy key"), "a revoked token heard a signal: {}", stream.seen);
+    // And it opens no new one.
+    let bearer = format!("Bearer {secret}");
+    assert_eq!(server.request("GET", "/api/v2/events", &[("Authorization", &bearer)], None).status, 401);
+}
+
+#[test]
+fn a_store_that_had_tokens_keeps_requiring_one_until_the_operator_reopens_it() {
+    let env = crate::serve::seeded();
+    create_token(&env, "ci", "project/demo");
+    env.brain().args(["token", "revoke", "ci"]).assert().success();
+    // A server started after the last revoke still requires a token (none is valid now).
+    let server = crate::serve::Server::start(&env, &[]);
+    let refused = server.get("/api/v2/items?project=demo");
+    assert_eq!((refused.status, refused.error_code().as_str()), (401, "unauthorized"), "{}", refused.text());
+    assert_eq!(server.get("/healthz").status, 200);
+    assert!(server.log().contains("bearer tokens required"), "{}", server.log());
+    drop(server);
+    // Reopening is explicit, refused while a token is active, and says what it does.
+    create_token(&env, "ci-2", "project/demo");
+    let early = env.brain().args(["token", "reopen"]).output().unwrap();
+    assert_eq!(early.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&early.stderr).contains("\"ci-2\" is still active"), "{early:?}");
+    env.brain().args(["token", "revoke", "ci-2"]).assert().success();
+    let reopened = env.brain().args(["token", "reopen"]).output().unwrap();
+    let warning = String::from_utf8_lossy(&reopened.stderr);
+    assert!(reopened.status.success(), "{warning}");
+    assert!(warning.contains("forgot 2 revoked tokens") && warning.contains("without a token"), "{warning}");
+    assert_eq!(env.json(&["token", "list"]), serde_json::json!([]));
+    let server = crate::serve::Server::start(&env, &[]);
+    assert_eq!(server.get("/api/v2/items?project=demo").status, 200);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL: set BRAIN_TEST_DATABASE_URL"]
+fn a_postgres_replica_exits_0_on_sigterm_and_1_with_the_message_on_start_up_errors() {
+    let schema = Schema::new("exits");
+    let env = postgres_env(&schema);
+    env.remember(&["--title", "Use WAL mode for SQLite", "--content", "Readers never block the writer."]);
+    crate::serve::serve_exits_cleanly(&env);
 }
 
 #[test]

@@ -24,6 +24,7 @@ mod secrets;
 mod secrets_support;
 mod semantic;
 mod serve;
+mod serve_fairness;
 mod serve_security;
 mod session_start;
 mod sync;

@@ -809,6 +809,70 @@ fn sigterm_lets_an_in_flight_request_finish_before_exiting() {
     eprintln!("the response completed {answered:?} after SIGTERM");
 }
 
+/// Opens an MCP session on `/mcp` and calls one tool, so that the server opens the store
+/// connection MCP tools use; the tool call's answer.
+pub fn mcp_tool_call(server: &Server) -> Response {
+    let accept = ("Accept", "application/json, text/event-stream");
+    let json = ("Content-Type", "application/json");
+    let init = server.request(
+        "POST",
+        "/mcp",
+        &[json, accept],
+        Some(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#),
+    );
+    assert_eq!(init.status, 200, "{}", init.text());
+    let session = init.header("mcp-session-id").expect("an MCP session id").to_string();
+    let session = ("Mcp-Session-Id", session.as_str());
+    let version = ("Mcp-Protocol-Version", "2025-06-18");
+    let initialized = server.request(
+        "POST",
+        "/mcp",
+        &[json, accept, session, version],
+        Some(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+    );
+    assert!(initialized.status < 300, "{}", initialized.text());
+    server.request(
+        "POST",
+        "/mcp",
+        &[json, accept, session, version],
+        Some(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"brain_search","arguments":{"query":"wal"}}}"#),
+    )
+}
+
+/// `brain serve` on `env`'s store ends as a process supervisor expects: SIGTERM after it
+/// served requests (pooled store connections and the one of MCP tools open) is exit 0 with
+/// nothing panicking; a start-up error (port in use, a public address without tokens) is
+/// exit 1 with its message, never replaced by a panic.
+pub fn serve_exits_cleanly(env: &Env) {
+    let mut server = Server::start(env, &[]);
+    let items = server.get("/api/v2/items?project=demo");
+    assert_eq!(items.status, 200, "{}", items.text());
+    let called = mcp_tool_call(&server);
+    assert_eq!(called.status, 200, "{}", called.text());
+    assert!(called.text().contains("\"result\""), "{}", called.text());
+    let status = server.terminate(Duration::from_secs(30));
+    let log = server.log();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(!log.contains("panicked") && log.contains("stopped"), "{log}");
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let in_use = env.brain().args(["serve", "--listen", &address]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&in_use.stderr);
+    assert_eq!(in_use.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("cannot listen on {address}")) && !stderr.contains("panicked"), "{stderr}");
+
+    let public = env.brain().args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&public.stderr);
+    assert_eq!(public.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refusing to listen on 0.0.0.0") && !stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn serve_exits_0_on_sigterm_and_1_with_the_message_on_start_up_errors() {
+    serve_exits_cleanly(&seeded());
+}
+
 #[test]
 fn the_dashboard_is_served_with_a_strict_csp_and_calls_only_routed_api_paths() {
     let env = seeded();

@@ -1,4 +1,4 @@
-//! `brain token create|list|revoke`: bearer tokens kept in the store, for fleets of
+//! `brain token create|list|revoke|reopen`: bearer tokens kept in the store, for fleets of
 //! `brain serve` replicas (see `serve::tokens`).
 
 use crate::app::{Brain, Context};
@@ -28,11 +28,15 @@ pub enum TokenCommand {
     },
     /// Every stored token (never a secret), revoked ones too
     List,
-    /// Revoke a stored token: every server refuses it at once
+    /// Revoke a stored token: every server refuses it at once (a server keeps requiring
+    /// tokens after the last one is revoked, and so does every server started later)
     Revoke {
         /// The token's name
         name: String,
     },
+    /// Forget every revoked token, so that servers started from now on serve WITHOUT A TOKEN
+    /// again (on loopback, unless [[serve.tokens]] are configured); refused while a token is active
+    Reopen,
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
@@ -74,6 +78,19 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
                     ));
                 }
             }
+        }
+        TokenCommand::Reopen => {
+            let reopened = tokens::reopen(&brain)?;
+            if json {
+                out.json(&reopened);
+            }
+            eprintln!(
+                "warning: forgot {} revoked token{}: a `brain serve` started on this store from now on, without \
+                 [[serve.tokens]] in its config, serves without a token (loopback only); servers already running \
+                 keep requiring one until they restart",
+                reopened.forgotten,
+                if reopened.forgotten == 1 { "" } else { "s" }
+            );
         }
         TokenCommand::Revoke { name } => {
             let revoked = tokens::revoke(&brain, &name)?;
