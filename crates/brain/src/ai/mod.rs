@@ -182,11 +182,14 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let now = brain.now;
     let active = active_signals(input.snapshot, now, &brain.config.vault);
     let lessons = prompt::recent_lessons(brain);
+    // Signal items are context for the model; it acts on the vault's only.
+    let item_signals = crate::signals::item_signals(brain, None).unwrap_or_default();
     lap("inputs", &mut step);
     let built = prompt::build(
         &prompt::PromptInput {
             snapshot: input.snapshot,
             active: &active,
+            item_signals: &item_signals,
             lessons: &lessons,
             last_diff: input.last_diff,
             now,

@@ -52,6 +52,9 @@ pub(crate) struct Prompt {
 pub(crate) struct PromptInput<'a> {
     pub snapshot: &'a Snapshot,
     pub active: &'a [ActiveSignal<'a>],
+    /// The active signal items (the one signal model, `crate::signals`): shown after the
+    /// vault's as context; proposals name vault signals only.
+    pub item_signals: &'a [brain_core::Signal],
     /// Lesson texts, newest first.
     pub lessons: &'a [String],
     /// `last-tick-diff.md` as phase 1 wrote it.
@@ -103,6 +106,16 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
             clip(&one_line(&redacted(&signal.signal.text)), FIELD_CHARS),
         )
     });
+    let item_signal_lines = input.item_signals.iter().map(|signal| {
+        format!(
+            "- {} | {} | {} | item, read-only | {}",
+            signal.id,
+            signal.severity.as_str(),
+            clip(&one_line(&redacted(&signal.source)), 60),
+            clip(&one_line(&redacted(&format!("{}: {}", signal.title, signal.detail()))), FIELD_CHARS),
+        )
+    });
+    let signal_lines = signal_lines.chain(item_signal_lines);
     let arc_lines = arcs.iter().map(|(_, arc, project)| {
         let summary = arc.summary.as_deref().map(|s| clip(&one_line(&redacted(s)), FIELD_CHARS).into_owned());
         let edges = if arc.edges.is_empty() { "-".to_string() } else { arc.edges.join(", ") };
@@ -161,7 +174,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
         shown[1],
         arcs_total,
         shown[0],
-        input.active.len()
+        input.active.len() + input.item_signals.len()
     ));
     // A counter that is not subadditive (BPE) may count the whole above the sum of its lines:
     // data lines go from the end until it fits; the instructions are never cut.
@@ -216,6 +229,7 @@ mod tests {
         let input = PromptInput {
             snapshot: &snapshot,
             active: &[],
+            item_signals: &[],
             lessons: &lessons,
             last_diff: "---\nid: x\n---\n## Last Tick\n- a\n",
             now,
@@ -241,5 +255,35 @@ mod tests {
         assert_eq!(prompt.arcs_shown, 3);
         assert!(prompt.user.contains("## lessons\n- Always back off.\n"), "{}", prompt.user);
         assert!(prompt.user.contains("## last tick diff\n## Last Tick\n- a\n") && !prompt.user.contains("id: x"));
+    }
+
+    #[test]
+    fn signal_items_are_shown_beside_the_vaults_signals_as_read_only_context() {
+        let snapshot = vault(3);
+        let item = brain_core::Signal {
+            id: "mem_01JDEMO".into(),
+            origin: brain_core::SignalOrigin::Item,
+            severity: brain_core::Severity::Nuclear,
+            scope: brain_core::Scope::Global,
+            project: None,
+            source: "cli".into(),
+            title: "Prod DB is read-only".into(),
+            text: "Failover in progress".into(),
+            created_at: None,
+            file: None,
+        };
+        let input = PromptInput {
+            snapshot: &snapshot,
+            active: &[],
+            item_signals: std::slice::from_ref(&item),
+            lessons: &[],
+            last_diff: "",
+            now: Timestamp::from_second(1_800_000_000).unwrap(),
+        };
+        let prompt = build(&input, &TokenCounter::Heuristic, 6000);
+        let line = "- mem_01JDEMO | nuclear | cli | item, read-only | Prod DB is read-only: Failover in progress\n";
+        assert!(prompt.user.contains(&format!("## signals\n{line}")), "{}", prompt.user);
+        assert_eq!(prompt.signals_shown, 1);
+        assert!(prompt.user.contains("1 of 1 active signals"), "{}", prompt.user);
     }
 }

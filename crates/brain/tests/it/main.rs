@@ -26,6 +26,7 @@ mod semantic;
 mod serve;
 mod serve_security;
 mod session_start;
+mod signals;
 mod sync;
 mod vault_ai;
 mod vault_bounds;
