@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn signals_are_ordered_nuclear_then_critical_then_newest_first() {
-        let mut signals = vec![
+        let mut signals = [
             signal("a-old-critical", Severity::Critical, Some(100)),
             signal("b-warning", Severity::Warning, Some(900)),
             signal("c-new-critical", Severity::Critical, Some(500)),

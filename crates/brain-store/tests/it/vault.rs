@@ -102,7 +102,7 @@ fn the_source_prefix_filter_selects_vault_items() {
     let listed = f.store.list(&not_vault).unwrap();
     assert_eq!(listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), [other.id.as_str()]);
     assert_eq!(f.store.count(&not_vault).unwrap(), 1);
-    assert_eq!(crate::candidate_ids(&f.store, "from", &not_vault), [other.id.clone()]);
+    assert_eq!(crate::candidate_ids(&f.store, "from", &not_vault), [other.id.as_str()]);
     let scoped = ItemFilter { scopes: Some(vec![Scope::Global, Scope::Project("demo".into())]), ..not_vault };
     assert_eq!(f.store.list(&scoped).unwrap().len(), 1, "per-scope branches keep the exclusion");
     assert_eq!(f.store.write(|tx| tx.delete_items_by_source_prefix("vault:")).unwrap(), 1);

@@ -115,25 +115,25 @@ fn a_nuclear_item_signal_and_a_critical_vault_signal_reach_every_reader_until_re
 
     // `brain status` and the HTTP API (the dashboard's data): the same two, the same shape.
     let status = env.json(&["status"]);
-    assert_eq!(ids(&status["signals"]), [nuclear.clone(), vault_id.clone()], "{status}");
+    assert_eq!(ids(&status["signals"]), [nuclear.as_str(), vault_id.as_str()], "{status}");
     let api = server.get("/api/v2/signals?project=acme-api").json();
-    assert_eq!(ids(&api["signals"]), [nuclear.clone(), vault_id.clone()], "{api}");
+    assert_eq!(ids(&api["signals"]), [nuclear.as_str(), vault_id.as_str()], "{api}");
     assert_eq!(api["signals"], status["signals"], "one shape for every reader");
     assert_eq!(api["signals"], start["signals"], "one shape for every reader");
     let served = server.get("/api/v2/session-start?project=acme-api&task=rate%20limits").json();
-    assert_eq!(ids(&served["signals"]), [nuclear.clone(), vault_id.clone()], "{served}");
+    assert_eq!(ids(&served["signals"]), [nuclear.as_str(), vault_id.as_str()], "{served}");
 
     // Resolving the item signal (a status change) removes it everywhere.
     env.brain().args(["deprecate", &nuclear]).assert().success();
     let start = env.json(&[&["session-start"], &task[..]].concat());
-    assert_eq!(ids(&start["signals"]), [vault_id.clone()]);
+    assert_eq!(ids(&start["signals"]), [vault_id.as_str()]);
     assert!(!session_text(&env, &task).contains(NUCLEAR_TITLE));
     assert!(!hook_context(&env).contains(NUCLEAR_TITLE));
-    assert_eq!(ids(&env.json(&["status"])["signals"]), [vault_id.clone()]);
-    assert_eq!(ids(&server.get("/api/v2/signals?project=acme-api").json()["signals"]), [vault_id.clone()]);
+    assert_eq!(ids(&env.json(&["status"])["signals"]), [vault_id.as_str()]);
+    assert_eq!(ids(&server.get("/api/v2/signals?project=acme-api").json()["signals"]), [vault_id.as_str()]);
     assert_eq!(
         ids(&server.get("/api/v2/session-start?project=acme-api&task=rate%20limits").json()["signals"]),
-        [vault_id.clone()]
+        [vault_id.as_str()]
     );
 
     // Resolving the vault signal (severity=resolved in its marker) removes it everywhere.
@@ -152,6 +152,26 @@ fn a_nuclear_item_signal_and_a_critical_vault_signal_reach_every_reader_until_re
 }
 
 #[test]
+fn a_vault_signal_an_arc_mitigates_leaves_every_reader_though_its_marker_stays_indexed() {
+    let (env, vault) = demo_with_vault();
+    vault.write(
+        "clusters/2026-11-21/2026-11-21-key-restored-bbbbbbbbbbbb.md",
+        "---\ncluster_id: 2026-11-21-key-restored-bbbbbbbbbbbb\ntitle: Webhook key restored\nstatus: resolved\n\
+         created: 2026-11-21T09:00:00Z\nproject: acme-api\nmitigates: [stripe-webhooks]\n---\n\nThe old key is back.\n",
+    );
+    env.brain().args(["vault", "scan"]).assert().success();
+    // The marker is still indexed as an item (history, searchable)...
+    let indexed = env.json(&["list", "--kind", "signal", "--scope", "project/acme-api"]);
+    assert!(indexed.to_string().contains(VAULT_TEXT), "{indexed}");
+    // ...and no reader shows it: the vault's half of the model is its feed.
+    let server = Server::start(&env, &[]);
+    assert_eq!(server.get("/api/v2/signals?project=acme-api").json()["signals"], serde_json::json!([]));
+    assert_eq!(env.json(&["status"])["signals"], serde_json::json!([]));
+    assert_eq!(env.json(&["session-start", "--task", "rate limits"])["signals"], serde_json::json!([]));
+    assert!(!hook_context(&env).contains(VAULT_TEXT));
+}
+
+#[test]
 fn a_severity_of_resolved_or_an_expiry_ends_an_item_signal_as_staleness_ends_a_warning() {
     let env = demo_env();
     let edited = env.remember(&["--kind", "signal", "--severity", "critical", "--title", "Queue backlog growing"]);
@@ -167,13 +187,13 @@ fn a_severity_of_resolved_or_an_expiry_ends_an_item_signal_as_staleness_ends_a_w
     ]);
     let warning = env.remember(&["--kind", "signal", "--severity", "warning", "--title", "CI cache is cold"]);
     let status = env.json(&["status"]);
-    assert_eq!(ids(&status["signals"]), [expiring.clone(), edited.clone(), warning.clone()]);
+    assert_eq!(ids(&status["signals"]), [expiring.as_str(), edited.as_str(), warning.as_str()]);
     env.brain().args(["edit", &edited, "--severity", "resolved"]).assert().success();
-    assert_eq!(ids(&env.json(&["status"])["signals"]), [expiring.clone(), warning.clone()]);
+    assert_eq!(ids(&env.json(&["status"])["signals"]), [expiring.as_str(), warning.as_str()]);
     // A day later the nuclear one has expired; the warning is two days old, not stale yet
     // (`signal_stale_days`: 3, as for a vault signal).
     let later = env.json(&["--now", "2026-11-23T10:00:00Z", "status"]);
-    assert_eq!(ids(&later["signals"]), [warning.clone()]);
+    assert_eq!(ids(&later["signals"]), [warning.as_str()]);
     let stale = env.json(&["--now", "2026-11-24T10:00:01Z", "status"]);
     assert_eq!(stale["signals"], serde_json::json!([]));
     let start = env.json(&["--now", "2026-11-24T10:00:01Z", "session-start", "--task", "ci cache"]);
