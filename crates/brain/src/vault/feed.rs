@@ -42,9 +42,15 @@ const MAX_FEED_SIGNALS: usize = 200;
 
 /// The shape of the stored feed state: 2 = every entry carries its project; 3 = every
 /// signal carries when it was raised and its file (the one signal model's `createdAt` and
-/// `file`). A state of an older shape is not served; the feed is computed from the index
-/// instead.
+/// `file`).
 const FEED_STATE_VERSION: u32 = 3;
+
+/// The oldest shape still served as stored. A state of shape 2 has no `since` or `file` for
+/// its signals: they read as unknown until the next tick (whose feed digest changed with
+/// them) or changing scan stores it again — rather than every session start computing the
+/// feed from the whole index meanwhile. An older state is not served; the feed is computed
+/// from the index instead.
+const OLDEST_SERVED_FEED_STATE: u32 = 2;
 
 /// Days within which an arc's `replayed_from` warms the arcs it names.
 const REPLAY_DAYS: f64 = 14.0;
@@ -586,7 +592,7 @@ impl StoredSignal {
 fn stored_feed(brain: &Brain) -> Option<FeedState> {
     let text = brain.store().vault_value("feed").ok()??;
     let state = serde_json::from_str::<FeedState>(&text).ok()?;
-    if state.version == FEED_STATE_VERSION {
+    if (OLDEST_SERVED_FEED_STATE..=FEED_STATE_VERSION).contains(&state.version) {
         return Some(state);
     }
     let snapshot = super::scan::load_snapshot(brain).ok()?;
@@ -893,6 +899,23 @@ mod tests {
         let old =
             r#"{"hot_arcs":[{"id":"a","title":"t","heat":3,"region":"-","status":"-"}],"signals":[],"injects":[]}"#;
         let state: FeedState = serde_json::from_str(old).unwrap();
-        assert_ne!(state.version, FEED_STATE_VERSION, "an old state must not be served as if it had projects");
+        assert!(state.version < OLDEST_SERVED_FEED_STATE, "an old state must not be served as if it had projects");
+    }
+
+    #[test]
+    fn a_feed_state_of_shape_2_serves_its_signals_without_a_date_or_file() {
+        let stored = r#"{"version":2,"hot_arcs":[],"injects":[],"signals":[{"id":"mem_v1","severity":"critical",
+            "source":"db","text":"Primary is down\nfail over","stale_at":null,"project":"api"}]}"#;
+        let state: FeedState = serde_json::from_str(stored).unwrap();
+        assert!((OLDEST_SERVED_FEED_STATE..=FEED_STATE_VERSION).contains(&state.version));
+        let now = Timestamp::from_second(50).unwrap();
+        let signals = state.project_signals(now, "api", &VaultConfig::default());
+        assert_eq!(signals.len(), 1);
+        let signal = &signals[0];
+        assert_eq!(
+            (signal.origin, signal.title.as_str(), signal.project.as_deref()),
+            (SignalOrigin::Vault, "Primary is down", Some("api"))
+        );
+        assert_eq!((signal.created_at, signal.file.as_deref()), (None, None));
     }
 }
