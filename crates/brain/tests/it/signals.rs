@@ -1,6 +1,6 @@
 //! One signal model (issue 33): a signal written as an item and a signal written as a vault
 //! marker reach every reader the same way — session start (JSON and text), the agent hook,
-//! `brain status`, `GET /api/v2/signals` — in one order and one shape, and leave every one
+//! `brain status` (CLI and MCP), `GET /api/v2/signals` — in one order and one shape, and leave every one
 //! of them when resolved; however many there are, they never push a session start over its
 //! budget or a hook over its cap.
 
@@ -42,6 +42,14 @@ fn demo_with_vault() -> (Env, Vault) {
     vault.write(OUTAGE, outage_arc("critical"));
     env.brain().args(["vault", "scan"]).assert().success();
     (env, vault)
+}
+
+/// The signals of MCP `brain_status` (the tool's JSON text).
+fn mcp_status_signals(env: &Env) -> Value {
+    let mut mcp = crate::mcp_support::Mcp::start(env);
+    let answer: Value = serde_json::from_str(&mcp.call("brain_status", serde_json::json!({}))).unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{answer}"));
+    serde_json::from_str::<Value>(text).unwrap()["signals"].clone()
 }
 
 /// The ids of a list of signals, in order.
@@ -120,6 +128,7 @@ fn a_nuclear_item_signal_and_a_critical_vault_signal_reach_every_reader_until_re
     assert_eq!(ids(&api["signals"]), [nuclear.as_str(), vault_id.as_str()], "{api}");
     assert_eq!(api["signals"], status["signals"], "one shape for every reader");
     assert_eq!(api["signals"], start["signals"], "one shape for every reader");
+    assert_eq!(mcp_status_signals(&env), status["signals"], "MCP brain_status too");
     let served = server.get("/api/v2/session-start?project=acme-api&task=rate%20limits").json();
     assert_eq!(ids(&served["signals"]), [nuclear.as_str(), vault_id.as_str()], "{served}");
 
@@ -146,6 +155,7 @@ fn a_nuclear_item_signal_and_a_critical_vault_signal_reach_every_reader_until_re
         assert!(!text.contains("## Urgent signals"), "{text}");
     }
     assert_eq!(env.json(&["status"])["signals"], serde_json::json!([]));
+    assert_eq!(mcp_status_signals(&env), serde_json::json!([]));
     assert_eq!(server.get("/api/v2/signals?project=acme-api").json()["signals"], serde_json::json!([]));
     let served = server.get("/api/v2/session-start?project=acme-api&task=rate%20limits").json();
     assert_eq!(served["signals"], serde_json::json!([]), "{served}");
