@@ -1,8 +1,8 @@
 //! One signal model (issue 33): a signal written as an item and a signal written as a vault
 //! marker reach every reader the same way — session start (JSON and text), the agent hook,
-//! `brain status` (CLI and MCP), `GET /api/v2/signals` — in one order and one shape, and leave every one
-//! of them when resolved; however many there are, they never push a session start over its
-//! budget or a hook over its cap.
+//! `brain status` (CLI and MCP), `GET /api/v2/signals` — in one order and one shape, and
+//! leave every one of them when resolved; however many there are, they never push a session
+//! start over its budget or a hook over its cap.
 
 use serde_json::Value;
 
