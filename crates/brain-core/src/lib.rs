@@ -7,10 +7,12 @@
 pub mod item;
 pub mod near_dup;
 pub mod scope;
+pub mod signal;
 pub mod time;
 
 pub use item::{Item, ItemDraft, Kind, Severity, Status, ValidationError};
 pub use scope::Scope;
+pub use signal::{Signal, SignalOrigin};
 pub use time::Timestamp;
 
 pub mod assemble;

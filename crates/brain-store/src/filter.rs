@@ -17,6 +17,9 @@ pub struct ItemFilter {
     pub schema_key: Option<String>,
     /// Items whose `source` starts with this (e.g. `vault:` for vault-derived items).
     pub source_prefix: Option<String>,
+    /// Items whose `source` does not start with this (e.g. `vault:`: the items written
+    /// through the API only).
+    pub source_prefix_not: Option<String>,
     /// Items whose `review_due_at` is at or before this instant.
     pub review_due_by: Option<brain_core::Timestamp>,
     /// Items accessed at least this often.

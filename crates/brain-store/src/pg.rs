@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0006_generation.sql"),
     include_str!("migrations/postgres/0007_fleet.sql"),
     include_str!("migrations/postgres/0008_vault_state_bytes.sql"),
+    include_str!("migrations/postgres/0009_kind_index.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.

@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0008_sync.sql"),
     include_str!("migrations/sqlite/0009_vector_epoch.sql"),
     include_str!("migrations/sqlite/0010_vault_state_bytes.sql"),
+    include_str!("migrations/sqlite/0011_kind_index.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.
@@ -717,6 +718,11 @@ fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
     if let Some(source_prefix) = &filter.source_prefix {
         // A range rather than LIKE: exact for any prefix (no wildcard escaping).
         clauses.push(format!("{prefix}source >= ? AND {prefix}source < ?"));
+        values.push(Value::Text(source_prefix.clone()));
+        values.push(Value::Text(format!("{source_prefix}\u{10FFFF}")));
+    }
+    if let Some(source_prefix) = &filter.source_prefix_not {
+        clauses.push(format!("({prefix}source < ? OR {prefix}source >= ?)"));
         values.push(Value::Text(source_prefix.clone()));
         values.push(Value::Text(format!("{source_prefix}\u{10FFFF}")));
     }

@@ -826,9 +826,12 @@ impl Brain {
             }
             None => (Arc::new(self.session_parts()?), Arc::new(self.recall_candidates(&query)?)),
         };
+        // Signals reach a session start as signals (`parts.signals`: the active ones, in a
+        // share of the budget of their own), never a second time as ordinary memories; a
+        // resolved or stale one is history, not context.
         let mut scored: Vec<(&Item, f64, &str)> = candidates
             .iter()
-            .filter(|(item, _, _)| !item.pinned)
+            .filter(|(item, _, _)| !item.pinned && item.kind != brain_core::Kind::Signal)
             .map(|(item, relevance, matched)| {
                 (item, crate::recall::recall_score(item, *relevance, now), matched.as_str())
             })
@@ -850,6 +853,7 @@ impl Brain {
             pins: pins.iter().collect(),
             skills: &skills,
             feed: &parts.feed,
+            signals: &parts.signals,
             recalled,
             due_for_review: parts.due_for_review,
             low_confidence_alerts: parts.low_confidence_alerts.clone(),
@@ -884,7 +888,11 @@ impl Brain {
             .into_iter()
             .filter(|item| !item.is_expired(now))
             .collect();
-        let feed = self.feed();
+        // One read of the stored vault feed gives its hot arcs and its signals; the signal
+        // items are one filtered read (the one signal model: `crate::signals`).
+        let (feed, vault_signals) = crate::vault::indexed_session_feed(self);
+        let signals =
+            crate::signals::merge(crate::signals::item_signals(self, Some(self.visible_scopes()))?, vault_signals);
         let memory_count = self.store.count(&approved(ItemFilter::default()))?;
         let due_for_review =
             self.store.count(&approved(ItemFilter { review_due_by: Some(now), ..ItemFilter::default() }))? as usize;
@@ -904,7 +912,7 @@ impl Brain {
                 access_count: item.access_count,
             })
             .collect();
-        Ok(SessionParts { pins, feed, memory_count, due_for_review, low_confidence_alerts })
+        Ok(SessionParts { pins, feed, signals, memory_count, due_for_review, low_confidence_alerts })
     }
 
     /// Approved items of the session's scopes, and whatever else `extra` asks.

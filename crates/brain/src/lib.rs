@@ -21,6 +21,7 @@ pub mod search;
 pub mod serve;
 pub mod signals;
 pub mod skills;
+pub mod status;
 pub mod sync;
 pub mod vault;
 pub mod views;

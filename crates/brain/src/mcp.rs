@@ -13,7 +13,7 @@
 use std::sync::{Arc, Mutex};
 
 use brain_core::{ItemDraft, Status};
-use brain_store::{ItemFilter, PageReads};
+use brain_store::PageReads;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -631,7 +631,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use to check the memory store itself: item counts by status, the current project, the store's write generation (changes with every write) and the brain home."
+        description = "Use to check the memory store itself: item counts by status, the current project, the store's write generation (changes with every write), the brain home, and every active signal (critical and nuclear first) the project sees."
     )]
     async fn brain_status(
         &self,
@@ -639,24 +639,7 @@ impl BrainMcp {
         context: RequestContext<RoleServer>,
     ) -> ToolResult {
         self.call(&context, move |brain, caller| {
-            let mut by_status = serde_json::Map::new();
-            // A token's caller counts what it may read (the project and global); the local
-            // user counts the whole store.
-            let scopes = match caller {
-                Caller::Open => None,
-                Caller::Token(_) => Some(brain.readable_scopes_for(caller)),
-            };
-            for status in Status::ALL {
-                let filter = ItemFilter { scopes: scopes.clone(), statuses: vec![*status], ..ItemFilter::default() };
-                let count = brain.count_for(caller, &filter)?;
-                by_status.insert(status.to_string(), json!(count));
-            }
-            let status = json!({
-                "project": brain.project,
-                "home": brain.home.display().to_string(),
-                "generation": brain.store().generation()?,
-                "by_status": by_status,
-            });
+            let status = serde_json::to_value(crate::status::status_for(brain, caller)?).unwrap_or_default();
             Ok(vec![json_text(&status)])
         })
         .await

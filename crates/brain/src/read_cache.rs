@@ -1,6 +1,7 @@
 //! Reads of the store kept between changes, for a process that serves many session starts
 //! (`brain serve`): the parts of a session start that depend only on the items and the clock
-//! — the pins, the counters, the low-confidence alerts, the vault feed — and the recall
+//! — the pins, the counters, the low-confidence alerts, the vault feed, the active signals —
+//! and the recall
 //! candidates of a task.
 //!
 //! Every entry is tagged with the store's [`ReadStamp`] (the write generation and the access
@@ -15,9 +16,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use brain_core::Item;
 use brain_core::assemble::Feed;
 use brain_core::assemble::session::LowConfidenceAlert;
+use brain_core::{Item, Signal};
 use brain_store::ReadStamp;
 
 /// Most session parts kept (one per project and clock minute).
@@ -32,6 +33,8 @@ pub struct SessionParts {
     /// Approved, unexpired pins of the session's scopes, newest first.
     pub pins: Vec<Item>,
     pub feed: Feed,
+    /// The active signals of the session's scopes, items and vault alike, in order.
+    pub signals: Vec<Signal>,
     pub memory_count: u64,
     pub due_for_review: usize,
     pub low_confidence_alerts: Vec<LowConfidenceAlert>,
@@ -144,6 +147,7 @@ mod tests {
         SessionParts {
             pins: Vec::new(),
             feed: Feed::default(),
+            signals: Vec::new(),
             memory_count,
             due_for_review: 0,
             low_confidence_alerts: Vec::new(),

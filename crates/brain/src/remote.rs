@@ -294,16 +294,16 @@ impl RemoteBrain {
         Ok(payload)
     }
 
-    /// The active critical signals the project sees (`GET /api/v2/signals`) and the store's
-    /// generation they were read at.
-    pub fn critical_signals(&self) -> BrainResult<(u64, Vec<crate::signals::CriticalSignal>)> {
+    /// The active critical and nuclear signals the project sees (`GET /api/v2/signals`, which
+    /// lists every active one) and the store's generation they were read at.
+    pub fn critical_signals(&self) -> BrainResult<(u64, Vec<brain_core::Signal>)> {
         #[derive(serde::Deserialize)]
         struct Wire {
             generation: u64,
-            signals: Vec<crate::signals::CriticalSignal>,
+            signals: Vec<brain_core::Signal>,
         }
         let wire: Wire = self.get("/api/v2/signals", &[])?;
-        Ok((wire.generation, wire.signals))
+        Ok((wire.generation, wire.signals.into_iter().filter(brain_core::Signal::is_urgent).collect()))
     }
 
     /// One page of search results (`GET /api/v2/search`); `offset` travels as the cursor.

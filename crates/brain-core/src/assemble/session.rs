@@ -5,10 +5,17 @@
 //! | # | section | cap | entries | order |
 //! |---|---|---|---|---|
 //! | – | header | reserved | `# Working memory: <project>` + "recalled memory, not instructions" | – |
-//! | 0 | `pins` | `min(pin_budget, total)` | pinned items | priority desc, strength desc, id |
-//! | 1 | `skills` | `min(skills_budget, remaining)` | name + description | name |
-//! | 2 | `recall` | `min(recall_budget, remaining)` | critical/nuclear signals, hot arcs, other signals, then the recalled items | as given |
+//! | 0 | `signals` | a quarter of the total (half of a small one), less the notice's | critical and nuclear signals, items and vault alike | nuclear, critical; newest first |
+//! | 1 | `signals_notice` | the notice's | "N more critical or nuclear signals not shown" when some did not fit | – |
+//! | 2 | `pins` | `min(pin_budget, remaining)` | pinned items | priority desc, strength desc, id |
+//! | 3 | `skills` | `min(skills_budget, remaining)` | name + description | name |
+//! | 4 | `recall` | `min(recall_budget, remaining)` | hot arcs, warning and info signals, then the recalled items | as given |
 //!
+//! Critical and nuclear signals (`brain_core::signal`: written as items or as vault markers)
+//! come first, whatever the task, in a share of the budget nothing else can take: pins,
+//! skills and recall never crowd them out, and they never push the payload over its budget
+//! (the share shrinks with the total). The first one is cut rather than dropped when it alone
+//! exceeds the share; those left out are counted in the notice and listed in `overflow`.
 //! No section takes another's unused budget (each cap is `min(own budget, remaining)`).
 //! Recalled items are chosen best-first (so the best fit when room is short), then the
 //! placed ones are shown in primacy/recency order: ranks [1,2,3,4,5] → [1,3,5,4,2], so the
@@ -24,10 +31,28 @@ use serde::{Deserialize, Serialize};
 
 use super::brain::brain_hash;
 use super::engine::{BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble};
-use super::feed::{Feed, FeedSignal, HotArc};
+use super::feed::{Feed, HotArc};
 use super::render::{clip, one_line};
 use crate::item::{Item, Severity};
+use crate::signal::{Signal, order as signal_order};
 use crate::tokens::{TRUNCATION_MARKER, TokenCounter};
+
+/// Critical and nuclear signals may take a quarter of the total budget…
+const SIGNAL_SHARE_DIVISOR: usize = 4;
+/// …and at least half of a small one, up to this many tokens: a tight cap (a hook's) still
+/// shows the first signal and the count of the others.
+const SIGNAL_SHARE_FLOOR: usize = 150;
+
+/// The tokens critical and nuclear signals may take out of `total`.
+fn signal_share(total: usize) -> usize {
+    (total / SIGNAL_SHARE_DIVISOR).max((total / 2).min(SIGNAL_SHARE_FLOOR))
+}
+
+/// The plan's sections, by index (1 is the signals' notice).
+const SIGNALS: usize = 0;
+const PINS: usize = 2;
+const SKILLS: usize = 3;
+const RECALL: usize = 4;
 
 /// The four budgets of `<home>/config.json` (SPEC §4.2), with their defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,7 +109,10 @@ pub struct SessionInput<'a> {
     /// Pinned, approved, unexpired items of the session's scopes (any order).
     pub pins: Vec<&'a Item>,
     pub skills: &'a [SkillEntry],
+    /// Hot arcs (its signals are not read: see `signals`).
     pub feed: &'a Feed,
+    /// The active signals of the session's scopes, items and vault alike (any order).
+    pub signals: &'a [Signal],
     /// The top N recalled items, best first; pins excluded.
     pub recalled: Vec<Recalled<'a>>,
     pub due_for_review: usize,
@@ -101,7 +129,8 @@ pub struct SessionStart {
     pub skills_index: Vec<SkillEntry>,
     pub context_recall: Vec<RecallOut>,
     pub hot_arcs: Vec<HotArc>,
-    pub signals: Vec<FeedSignal>,
+    /// The signals shown: critical and nuclear first, then warning and info ones.
+    pub signals: Vec<Signal>,
     pub due_for_review: usize,
     pub low_confidence_alerts: Vec<LowConfidenceAlert>,
     pub budget: BudgetReport,
@@ -161,35 +190,25 @@ enum RecallEntry {
     Item(usize),
 }
 
-fn is_urgent(severity: Severity) -> bool {
-    matches!(severity, Severity::Critical | Severity::Nuclear)
+/// The signals shown in one order (`brain_core::signal::order`), as indices into `signals`:
+/// the critical and nuclear ones, and the others (warning, info). Resolved signals never
+/// show.
+fn signal_entries(signals: &[Signal]) -> (Vec<usize>, Vec<usize>) {
+    let mut shown: Vec<usize> = (0..signals.len()).filter(|&i| signals[i].severity != Severity::Resolved).collect();
+    shown.sort_by(|&a, &b| signal_order(&signals[a], &signals[b]));
+    shown.into_iter().partition(|&i| signals[i].is_urgent())
 }
 
-/// Feed entries for session start: critical/nuclear signals, hot arcs by heat, other
-/// active signals. Resolved signals never show.
-fn feed_entries(feed: &Feed) -> Vec<RecallEntry> {
-    let severity_order = |s: Severity| match s {
-        Severity::Nuclear => 0,
-        Severity::Critical => 1,
-        Severity::Warning => 2,
-        Severity::Info => 3,
-        Severity::Resolved => 4,
-    };
-    let mut signals: Vec<usize> =
-        (0..feed.signals.len()).filter(|&i| feed.signals[i].severity != Severity::Resolved).collect();
-    signals.sort_by(|&a, &b| {
-        let (a, b) = (&feed.signals[a], &feed.signals[b]);
-        severity_order(a.severity).cmp(&severity_order(b.severity)).then_with(|| a.id.cmp(&b.id))
-    });
+/// The feed part of the recall section: hot arcs by heat, then the warning and info
+/// signals (`others`, in order).
+fn feed_entries(feed: &Feed, others: &[usize]) -> Vec<RecallEntry> {
     let mut arcs: Vec<usize> = (0..feed.hot_arcs.len()).collect();
     arcs.sort_by(|&a, &b| {
         let (a, b) = (&feed.hot_arcs[a], &feed.hot_arcs[b]);
         b.heat.cmp(&a.heat).then_with(|| a.id.cmp(&b.id))
     });
-    let mut entries: Vec<RecallEntry> = Vec::new();
-    entries.extend(signals.iter().filter(|&&i| is_urgent(feed.signals[i].severity)).map(|&i| RecallEntry::Signal(i)));
-    entries.extend(arcs.into_iter().map(RecallEntry::Arc));
-    entries.extend(signals.iter().filter(|&&i| !is_urgent(feed.signals[i].severity)).map(|&i| RecallEntry::Signal(i)));
+    let mut entries: Vec<RecallEntry> = arcs.into_iter().map(RecallEntry::Arc).collect();
+    entries.extend(others.iter().map(|&i| RecallEntry::Signal(i)));
     entries
 }
 
@@ -220,8 +239,28 @@ fn render_recalled(recalled: &Recalled<'_>) -> String {
     text
 }
 
-fn render_signal(signal: &FeedSignal) -> String {
-    format!("- **[{}]** ({}) {}", signal.severity, one_line(&signal.source), clip(&one_line(&signal.text), 400))
+/// `- **[NUCLEAR]** title: detail (source)`: a nuclear signal is marked apart from a
+/// critical one (`**[critical]**`), so neither reader nor model takes one for the other.
+fn render_signal(signal: &Signal) -> String {
+    let tag = match signal.severity {
+        Severity::Nuclear => "NUCLEAR".to_string(),
+        severity => severity.to_string(),
+    };
+    let title = clip(&one_line(signal.title.trim()), 200).into_owned();
+    let detail = clip(&one_line(signal.detail()), 400).into_owned();
+    let mut text = format!("- **[{tag}]** ");
+    match (title.is_empty(), detail.is_empty()) {
+        (false, false) => text.push_str(&format!("{title}: {detail}")),
+        (false, true) => text.push_str(&title),
+        (true, _) => text.push_str(&detail),
+    }
+    text.push_str(&format!(" ({})", one_line(&signal.source)));
+    text
+}
+
+/// The line that says how many critical or nuclear signals did not fit.
+fn render_signal_notice(left_out: usize) -> String {
+    format!("- +{left_out} more critical or nuclear signals not shown: `brain status` lists them")
 }
 
 fn render_arc(arc: &HotArc) -> String {
@@ -260,25 +299,30 @@ fn assemble_once(
     overflow_limit: usize,
 ) -> SessionStart {
     let pins = sorted_pins(&input.pins);
-    let feed_order = feed_entries(input.feed);
+    let (urgent, others) = signal_entries(input.signals);
+    let feed_order = feed_entries(input.feed, &others);
+    let signals = SignalPlan::new(input.signals, &urgent, total, counter);
 
-    // Pass 1: which recalled items fit, taken best first.
+    // Pass 1: which recalled items fit, taken best first, and how many urgent signals fit.
+    let all_recalled = recall_keys(input, None);
+    let first_pass = Pass { recalled: &all_recalled, left_out: urgent.len() };
     let first =
-        assemble(&plan(input, &pins, &feed_order, &recall_keys(input, None), budgets, total, overflow_limit), counter);
-    let placed_items: Vec<usize> = first.placed[2]
+        assemble(&plan(input, &pins, &feed_order, &signals, first_pass, budgets, total, overflow_limit), counter);
+    let placed_items: Vec<usize> = first.placed[RECALL]
         .iter()
         .filter_map(|&key| match key_entry(&feed_order, key) {
             RecallEntry::Item(index) => Some(index),
             _ => None,
         })
         .collect();
-    // Pass 2: the same entries, recalled items shown in primacy/recency order. The pieces
-    // are the same, so the same ones fit.
+    // Pass 2: the same entries, recalled items shown in primacy/recency order, the notice
+    // counting the urgent signals pass 1 left out. The signals come first and have the same
+    // room, so the same ones fit; so do the recalled items, whose pieces are the same.
+    let left_out = urgent.len() - first.placed[SIGNALS].len();
     let shown: Vec<usize> = primacy_recency_order(placed_items.len()).into_iter().map(|i| placed_items[i]).collect();
-    let assembled = assemble(
-        &plan(input, &pins, &feed_order, &recall_keys(input, Some(&shown)), budgets, total, overflow_limit),
-        counter,
-    );
+    let second_pass = Pass { recalled: &recall_keys(input, Some(&shown)), left_out };
+    let assembled =
+        assemble(&plan(input, &pins, &feed_order, &signals, second_pass, budgets, total, overflow_limit), counter);
     let mut overflow = assembled.overflow;
     // Recalled items that did not fit in pass 1 are reported from pass 1 (pass 2 never saw them).
     for row in first.overflow.iter().filter(|row| row.section == "recall") {
@@ -288,7 +332,7 @@ fn assemble_once(
     }
 
     let mut pinned = Vec::new();
-    for &index in &assembled.placed[0] {
+    for &index in &assembled.placed[PINS] {
         let item = pins[index];
         pinned.push(PinnedOut {
             id: item.id.clone(),
@@ -299,11 +343,13 @@ fn assemble_once(
             tokens: counter.count(&render_pin(item)),
         });
     }
-    let skills_index = assembled.placed[1].iter().map(|&index| input.skills[index].clone()).collect();
-    let (mut hot_arcs, mut signals, mut context_recall) = (Vec::new(), Vec::new(), Vec::new());
-    for &key in &assembled.placed[2] {
+    let skills_index = assembled.placed[SKILLS].iter().map(|&index| input.skills[index].clone()).collect();
+    let mut signals: Vec<Signal> =
+        assembled.placed[SIGNALS].iter().map(|&key| input.signals[urgent[key]].clone()).collect();
+    let (mut hot_arcs, mut context_recall) = (Vec::new(), Vec::new());
+    for &key in &assembled.placed[RECALL] {
         match key_entry(&feed_order, key) {
-            RecallEntry::Signal(index) => signals.push(input.feed.signals[index].clone()),
+            RecallEntry::Signal(index) => signals.push(input.signals[index].clone()),
             RecallEntry::Arc(index) => hot_arcs.push(input.feed.hot_arcs[index].clone()),
             RecallEntry::Item(index) => {
                 let recalled = &input.recalled[index];
@@ -353,15 +399,82 @@ fn key_entry(feed_order: &[RecallEntry], key: usize) -> RecallEntry {
     }
 }
 
+/// The critical and nuclear signals of a session start and their share of the budget.
+struct SignalPlan<'a> {
+    signals: &'a [Signal],
+    /// Indices into `signals`, in order.
+    urgent: &'a [usize],
+    /// Tokens the signals and their notice may take together.
+    share: usize,
+    /// Tokens kept for the notice: its cost at its longest (every signal left out), so both
+    /// passes give the signals the same room; 0 without urgent signals.
+    notice_room: usize,
+}
+
+impl<'a> SignalPlan<'a> {
+    fn new(signals: &'a [Signal], urgent: &'a [usize], total: usize, counter: &TokenCounter) -> SignalPlan<'a> {
+        let share = signal_share(total);
+        let notice_room = if urgent.is_empty() {
+            0
+        } else {
+            // The engine counts a piece with its trailing newline.
+            counter.count(&format!("{}\n", render_signal_notice(urgent.len()))).min(share / 2)
+        };
+        SignalPlan { signals, urgent, share, notice_room }
+    }
+
+    /// The signals section (keys index `urgent`) and the notice for `left_out` signals (no
+    /// entry when 0).
+    fn sections(&self, left_out: usize) -> [Section<'a>; 2] {
+        let (signals, urgent) = (self.signals, self.urgent);
+        let entries = urgent
+            .iter()
+            .enumerate()
+            .map(|(key, &index)| Entry::new(Label::Id(&signals[index].id), key, 0.0))
+            .collect();
+        let section = Section::entries(
+            "signals",
+            self.share - self.notice_room,
+            entries,
+            Order::AsGiven,
+            Box::new(move |key| render_signal(&signals[urgent[key]])),
+        )
+        .with_heading("## Urgent signals")
+        .with_truncation(TRUNCATION_MARKER)
+        .without_inflow();
+        let notice_entries = if left_out > 0 { vec![Entry::new(Label::Name("notice"), 0, 0.0)] } else { Vec::new() };
+        let notice = Section::entries(
+            "signals_notice",
+            self.notice_room,
+            notice_entries,
+            Order::AsGiven,
+            Box::new(move |_| render_signal_notice(left_out)),
+        )
+        .without_inflow();
+        [section, notice]
+    }
+}
+
+/// What one assembly pass shows: the recalled items (keys, in order) and how many urgent
+/// signals the notice counts.
+struct Pass<'r> {
+    recalled: &'r [usize],
+    left_out: usize,
+}
+
+// The pieces of one plan; bundling them would only rename the arguments.
+#[allow(clippy::too_many_arguments)]
 fn plan<'a>(
     input: &'a SessionInput<'a>,
     pins: &'a [&'a Item],
     feed_order: &'a [RecallEntry],
-    recalled: &[usize],
+    signals: &SignalPlan<'a>,
+    pass: Pass<'_>,
     budgets: &SessionBudgets,
     total: usize,
     overflow_limit: usize,
 ) -> Plan<'a> {
+    let [signals_section, notice_section] = signals.sections(pass.left_out);
     let pin_entries = pins
         .iter()
         .enumerate()
@@ -391,33 +504,30 @@ fn plan<'a>(
     .with_heading("## Skills (name: when to use; `brain skill show NAME` for the whole skill)")
     .without_inflow();
 
-    let feed = input.feed;
+    let (feed, all_signals) = (input.feed, input.signals);
     let mut recall_entries: Vec<Entry<'a>> = feed_order
         .iter()
         .enumerate()
         .map(|(key, entry)| {
             let label = match *entry {
-                RecallEntry::Signal(index) => Label::Id(&feed.signals[index].id),
+                RecallEntry::Signal(index) => Label::Id(&all_signals[index].id),
                 RecallEntry::Arc(index) => Label::Id(&feed.hot_arcs[index].id),
                 RecallEntry::Item(_) => Label::Name("item"),
             };
             Entry::new(label, key, 0.0)
         })
         .collect();
-    recall_entries.extend(recalled.iter().map(|&index| {
+    recall_entries.extend(pass.recalled.iter().map(|&index| {
         let item = input.recalled[index].item;
         Entry { label: Label::Id(&item.id), key: feed_order.len() + index, rank: 0.0, estimate: item.tokens as usize }
     }));
     let recalled_items = &input.recalled;
     let render = Box::new(move |key: usize| match key_entry(feed_order, key) {
-        RecallEntry::Signal(index) => render_signal(&feed.signals[index]),
+        RecallEntry::Signal(index) => render_signal(&all_signals[index]),
         RecallEntry::Arc(index) => render_arc(&feed.hot_arcs[index]),
         RecallEntry::Item(index) => render_recalled(&recalled_items[index]),
     });
     let group = Box::new(move |key: usize| match key_entry(feed_order, key) {
-        RecallEntry::Signal(index) if is_urgent(feed.signals[index].severity) => {
-            Group { order: 0, heading: "### Critical signals".into() }
-        }
         RecallEntry::Arc(_) => Group { order: 1, heading: "### Hot arcs".into() },
         RecallEntry::Signal(_) => Group { order: 2, heading: "### Signals".into() },
         RecallEntry::Item(_) => Group { order: 3, heading: "### Recalled".into() },
@@ -435,7 +545,7 @@ fn plan<'a>(
             input.project
         )),
         footer: None,
-        sections: vec![pins_section, skills_section, recall_section],
+        sections: vec![signals_section, notice_section, pins_section, skills_section, recall_section],
         overflow_limit,
     }
 }
@@ -460,6 +570,7 @@ mod tests {
             pins: items.iter().take(20).collect(),
             skills,
             feed,
+            signals: &[],
             recalled: items
                 .iter()
                 .skip(20)
@@ -494,6 +605,98 @@ mod tests {
         }
     }
 
+    fn signals(count: usize, now: crate::Timestamp) -> Vec<Signal> {
+        (0..count)
+            .map(|n| Signal {
+                id: format!("sig-{n:03}"),
+                origin: if n % 3 == 0 { crate::SignalOrigin::Vault } else { crate::SignalOrigin::Item },
+                severity: [Severity::Critical, Severity::Nuclear, Severity::Warning, Severity::Info][n % 4],
+                scope: crate::Scope::Global,
+                project: None,
+                source: "ops".into(),
+                title: format!("Outage {n}"),
+                text: format!("Outage {n}\n{}", "the primary database refuses writes; ".repeat(n % 9 + 1)),
+                created_at: Some(crate::Timestamp::from_second(now.as_second() - n as i64 * 60).unwrap()),
+                file: None,
+            })
+            .collect()
+    }
+
+    /// Left-out entries of `section`, the `N more` row counted as N.
+    fn left_out(payload: &SessionStart, section: &str) -> usize {
+        payload
+            .overflow
+            .iter()
+            .filter(|row| row.section == section)
+            .map(|row| match row.name.as_deref().and_then(|name| name.strip_suffix(" more")) {
+                Some(count) => count.parse::<usize>().unwrap(),
+                None => 1,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn signals_come_first_within_their_share_and_the_notice_counts_those_left_out() {
+        let now: crate::Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
+        let items = generate_items(200, 3, now);
+        let skills: Vec<SkillEntry> = (0..40)
+            .map(|n| SkillEntry { name: format!("skill-{n}"), description: "does a thing ".repeat(7) })
+            .collect();
+        let feed = Feed::default();
+        let signals = signals(120, now);
+        let urgent_total = signals.iter().filter(|signal| signal.is_urgent()).count();
+        for counter in [TokenCounter::Heuristic, TokenCounter::O200k] {
+            for total in [0, 40, 300, 1000, 3000] {
+                let budgets = SessionBudgets { working_memory_budget_tokens: total, ..SessionBudgets::default() };
+                for max_chars in [None, Some(600), Some(9500)] {
+                    let input = SessionInput { signals: &signals, ..input(&items, &feed, &skills) };
+                    let payload = session_start(&input, &counter, &budgets, max_chars, 50);
+                    let context = format!("{counter} {total} {max_chars:?}");
+                    assert!(counter.count(&payload.text) <= total, "{context}");
+                    if let Some(cap) = max_chars {
+                        assert!(payload.text.chars().count() <= cap, "{context}");
+                    }
+                    let shown: Vec<&Signal> = payload.signals.iter().filter(|signal| signal.is_urgent()).collect();
+                    assert_eq!(shown.len() + left_out(&payload, "signals"), urgent_total, "{context}");
+                    // Nuclear first, then critical, newest first within each.
+                    assert!(shown.windows(2).all(|pair| signal_order(pair[0], pair[1]).is_lt()), "{context}");
+                    if total < 300 {
+                        continue;
+                    }
+                    assert!(!shown.is_empty(), "{context}: the first signal always shows");
+                    assert_eq!(shown[0].severity, Severity::Nuclear, "{context}");
+                    assert!(payload.text.contains("**[NUCLEAR]**"), "{context}");
+                    let notice = format!("+{} more critical or nuclear signals", urgent_total - shown.len());
+                    assert!(payload.text.contains(&notice), "{context}: {notice:?} in\n{}", payload.text);
+                    // Before the pins, which still get their room.
+                    let signals_at = payload.text.find("## Urgent signals").unwrap();
+                    assert!(payload.text.find("## Pinned").is_none_or(|pins_at| signals_at < pins_at), "{context}");
+                    if total == 3000 && max_chars.is_none() {
+                        assert!(payload.pinned.len() > 1, "{context}: the pins keep their room");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn all_signals_that_fit_show_without_a_notice() {
+        let now: crate::Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
+        let items = generate_items(30, 3, now);
+        let feed = Feed::default();
+        let signals = signals(8, now);
+        let input = SessionInput { signals: &signals, ..input(&items, &feed, &[]) };
+        let payload = session_start(&input, &TokenCounter::Heuristic, &SessionBudgets::default(), None, 50);
+        let ids: Vec<&str> = payload.signals.iter().map(|signal| signal.id.as_str()).collect();
+        // Nuclear (newest first), critical, then the warning and info ones in the context.
+        assert_eq!(ids, ["sig-001", "sig-005", "sig-000", "sig-004", "sig-002", "sig-006", "sig-003", "sig-007"]);
+        assert!(!payload.text.contains("more critical or nuclear"), "{}", payload.text);
+        assert!(payload.overflow.iter().all(|row| !row.section.starts_with("signals")), "{:?}", payload.overflow);
+        let warning_at = payload.text.find("**[warning]**").unwrap();
+        assert!(payload.text.find("### Signals").unwrap() < warning_at);
+        assert!(payload.text.find("## Context").unwrap() < warning_at, "warnings stay in the context section");
+    }
+
     #[test]
     fn pins_load_by_priority_then_strength_then_id() {
         let now = "2026-11-21T10:00:00Z".parse().unwrap();
@@ -510,6 +713,7 @@ mod tests {
             pins: items.iter().collect(),
             skills: &[],
             feed: &feed,
+            signals: &[],
             recalled: Vec::new(),
             due_for_review: 0,
             low_confidence_alerts: Vec::new(),

@@ -233,6 +233,10 @@ pub(crate) fn filter_sql(filter: &ItemFilter, params: &mut Params) -> String {
         push("source >= ?", Box::new(prefix.clone()), params);
         push("source < ?", Box::new(format!("{prefix}\u{10FFFF}")), params);
     }
+    if let Some(prefix) = &filter.source_prefix_not {
+        // Exact for any prefix; an exclusion walks no index anyway.
+        push("NOT starts_with(source, ?)", Box::new(prefix.clone()), params);
+    }
     if let Some(due) = filter.review_due_by {
         push("review_due_at <= ?", Box::new(whole_seconds(due)), params);
     }

@@ -1,5 +1,5 @@
 //! What only the SQLite backend does: files that are not databases, missing files, and the
-//! covering index of the meta listing.
+//! covering index of the meta listing, the kind index of the signal reads.
 
 use brain_store::{Store, StoreError};
 
@@ -39,6 +39,32 @@ fn the_meta_listing_reads_only_its_covering_index() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert!(plan.iter().any(|step| step.contains("COVERING INDEX items_layering")), "{plan:?}");
+}
+
+#[test]
+fn the_signal_items_of_a_scope_are_found_through_the_kind_index() {
+    // The per-scope query of `list` for the active signal items every session start reads:
+    // a search of the kind index, never a walk of every item of the scope.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("brain.db");
+    drop(Store::open_sqlite(&path, true).unwrap());
+    let connection = rusqlite::Connection::open(&path).unwrap();
+    let plan: Vec<String> = connection
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT id FROM items WHERE scope = ? AND kind IN (?) AND status IN (?) \
+             AND (source < ? OR source >= ?) ORDER BY updated_at DESC, id DESC LIMIT ?",
+        )
+        .unwrap()
+        .query_map(rusqlite::params!["project/demo", "signal", "approved", "vault:", "vault:\u{10FFFF}", 500], |row| {
+            row.get::<_, String>(3)
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        plan.iter().any(|step| step.contains("INDEX items_by_kind_status (kind=? AND status=? AND scope=?)")),
+        "{plan:?}"
+    );
 }
 
 #[test]

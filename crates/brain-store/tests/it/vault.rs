@@ -1,5 +1,6 @@
 //! The vault index tables: per-file records, vault-wide values, batch writes, source filter.
 
+use brain_core::Scope;
 use brain_store::{ItemFilter, VaultFileRecord};
 
 use crate::{fixture, item};
@@ -95,6 +96,15 @@ fn the_source_prefix_filter_selects_vault_items() {
     assert_eq!(listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), [from_vault.id.as_str()]);
     assert_eq!(f.store.count(&filter).unwrap(), 1);
     assert_eq!(crate::candidate_ids(&f.store, "from", &filter).len(), 1);
+    // And the other way round: every item but the vault's (item signals for the one signal
+    // model, whose vault half comes from the feed).
+    let not_vault = ItemFilter { source_prefix_not: Some("vault:".into()), limit: Some(10), ..ItemFilter::default() };
+    let listed = f.store.list(&not_vault).unwrap();
+    assert_eq!(listed.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), [other.id.as_str()]);
+    assert_eq!(f.store.count(&not_vault).unwrap(), 1);
+    assert_eq!(crate::candidate_ids(&f.store, "from", &not_vault), [other.id.as_str()]);
+    let scoped = ItemFilter { scopes: Some(vec![Scope::Global, Scope::Project("demo".into())]), ..not_vault };
+    assert_eq!(f.store.list(&scoped).unwrap().len(), 1, "per-scope branches keep the exclusion");
     assert_eq!(f.store.write(|tx| tx.delete_items_by_source_prefix("vault:")).unwrap(), 1);
     assert_eq!(f.store.count(&ItemFilter::default()).unwrap(), 1);
 }

@@ -192,6 +192,9 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let active = active_signals(input.snapshot, now, &brain.config.vault);
     let projects = prompt::projects(input.snapshot, &active);
     let lessons: Vec<Vec<String>> = projects.iter().map(|project| prompt::recent_lessons(brain, project)).collect();
+    // Signal items are context for the model (each prompt shows its project's and global
+    // ones); it acts on the vault's only.
+    let item_signals = crate::signals::item_signals(brain, None).unwrap_or_default();
     lap("inputs", &mut step);
     let built: Vec<prompt::Prompt> = projects
         .iter()
@@ -201,6 +204,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
                 snapshot: input.snapshot,
                 project,
                 active: &active,
+                item_signals: &item_signals,
                 lessons,
                 last_diff: input.last_diff,
                 now,

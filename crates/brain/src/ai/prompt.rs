@@ -63,6 +63,9 @@ pub(crate) struct PromptInput<'a> {
     pub project: &'a str,
     /// The active signals of the vault (the prompt keeps its project's).
     pub active: &'a [ActiveSignal<'a>],
+    /// The active signal items (the one signal model, `crate::signals`): shown after the
+    /// vault's as context; proposals name vault signals only.
+    pub item_signals: &'a [brain_core::Signal],
     /// Lesson texts, newest first.
     pub lessons: &'a [String],
     /// `last-tick-diff.md` as phase 1 wrote it.
@@ -156,6 +159,22 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
     // An edge to another project's arc is left out: its id names that project's work, and
     // no answer to this prompt may add one anyway.
     let own_ids: HashSet<&str> = arcs.iter().map(|(_, arc, _)| arc.cluster_id.as_str()).collect();
+    // Signal items of the project, and global ones, as read-only context.
+    let item_signals: Vec<&brain_core::Signal> = input
+        .item_signals
+        .iter()
+        .filter(|signal| signal.project.as_deref().is_none_or(|project| project == input.project))
+        .collect();
+    let item_signal_lines = item_signals.iter().map(|signal| {
+        format!(
+            "- {} | {} | {} | item, read-only | {}",
+            signal.id,
+            signal.severity.as_str(),
+            clip(&one_line(&redacted(&signal.source)), 60),
+            clip(&one_line(&redacted(&format!("{}: {}", signal.title, signal.detail()))), FIELD_CHARS),
+        )
+    });
+    let signal_lines = signal_lines.chain(item_signal_lines);
     let arc_lines = arcs.iter().map(|(_, arc, project)| {
         let summary = arc.summary.as_deref().map(|s| clip(&one_line(&redacted(s)), FIELD_CHARS).into_owned());
         let own_edges: Vec<&str> =
@@ -211,7 +230,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
         shown[1],
         arcs_total,
         shown[0],
-        active.len()
+        active.len() + item_signals.len()
     ));
     // A counter that is not subadditive (BPE) may count the whole above the sum of its lines:
     // data lines go from the end until it fits; the instructions are never cut.
@@ -290,6 +309,7 @@ mod tests {
             snapshot: &snapshot,
             project: "",
             active: &[],
+            item_signals: &[],
             lessons: &lessons,
             last_diff: "---\nid: x\n---\n## Last Tick\n### Heat\n- 2 arcs changed heat\n- 2026-11-01-arc-00000: 1 → 2\n- 2026-11-05-elsewhere: 0 → 3\n",
             now,
@@ -340,8 +360,15 @@ mod tests {
                 .collect()
         };
         let now = Timestamp::from_second(1_800_000_000).unwrap();
-        let input =
-            PromptInput { snapshot: &snapshot, project: "alpha", active: &[], lessons: &[], last_diff: "", now };
+        let input = PromptInput {
+            snapshot: &snapshot,
+            project: "alpha",
+            active: &[],
+            item_signals: &[],
+            lessons: &[],
+            last_diff: "",
+            now,
+        };
         let prompt = build(&input, &TokenCounter::Heuristic, 6000);
         assert!(prompt.user.contains("Project: alpha"), "{}", prompt.user);
         assert!(prompt.arcs_shown == 2 && prompt.user.contains("(2 of 2 arcs shown"), "{}", prompt.user);
@@ -351,5 +378,36 @@ mod tests {
         }
         // The hottest project first; gamma, one arc and no signal, has nothing to change.
         assert_eq!(projects(&snapshot, &[]), ["beta", "alpha"]);
+    }
+
+    #[test]
+    fn signal_items_are_shown_beside_the_vaults_signals_as_read_only_context() {
+        let snapshot = vault(3);
+        let item = brain_core::Signal {
+            id: "mem_01JDEMO".into(),
+            origin: brain_core::SignalOrigin::Item,
+            severity: brain_core::Severity::Nuclear,
+            scope: brain_core::Scope::Global,
+            project: None,
+            source: "cli".into(),
+            title: "Prod DB is read-only".into(),
+            text: "Failover in progress".into(),
+            created_at: None,
+            file: None,
+        };
+        let input = PromptInput {
+            snapshot: &snapshot,
+            project: "",
+            active: &[],
+            item_signals: std::slice::from_ref(&item),
+            lessons: &[],
+            last_diff: "",
+            now: Timestamp::from_second(1_800_000_000).unwrap(),
+        };
+        let prompt = build(&input, &TokenCounter::Heuristic, 6000);
+        let line = "- mem_01JDEMO | nuclear | cli | item, read-only | Prod DB is read-only: Failover in progress\n";
+        assert!(prompt.user.contains(&format!("## signals\n{line}")), "{}", prompt.user);
+        assert_eq!(prompt.signals_shown, 1);
+        assert!(prompt.user.contains("1 of 1 active signals"), "{}", prompt.user);
     }
 }

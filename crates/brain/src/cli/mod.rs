@@ -75,6 +75,8 @@ pub enum Command {
     Export(commands::export::Args),
     /// Check the home, the database, the search index and the config
     Doctor(commands::doctor::Args),
+    /// The project, the store's generation, items by status and every active signal
+    Status(commands::brain_status::Args),
     /// Print the layered brain document (what an agent should know), within a token budget
     Brain(commands::brain::Args),
     /// Assemble a context profile: brain, claude-md, session-start or agent
@@ -206,6 +208,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Import(args) => commands::import::run(&context, args, json),
         Command::Export(args) => commands::export::run(&context, args, json),
         Command::Doctor(args) => commands::doctor::run(&context, args, json),
+        Command::Status(args) => commands::brain_status::run(&context, args, json),
         Command::Brain(args) => commands::brain::run(&context, args, json),
         Command::Context(args) => commands::context::run(&context, args, json),
         Command::Inject(args) => commands::inject::run(&context, args, json),

@@ -26,6 +26,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use brain_core::Signal;
 use brain_core::assemble::session::SessionStart;
 
 use crate::app::{Brain, Context, SessionRequest};
@@ -296,25 +297,21 @@ fn new_critical_signals(context: &Context, state: &mut SessionState, cap: SizeCa
     if state.signals_generation == Some(generation) {
         return Ok(None);
     }
-    let signals = crate::signals::visible(&brain, brain.now)?;
+    let signals = crate::signals::visible(&brain)?;
     Ok(signal_alert(state, generation, signals, cap))
 }
 
-/// The alert for the signals of `signals` this session has not seen, remembering them; the
-/// first look only takes note of what is active (the session start showed the feed).
-fn signal_alert(
-    state: &mut SessionState,
-    generation: u64,
-    signals: Vec<crate::signals::CriticalSignal>,
-    cap: SizeCap,
-) -> Option<String> {
+/// The alert for the critical and nuclear signals of `signals` (items and vault alike) this
+/// session has not seen, remembering them; the first look only takes note of what is active
+/// (the session start showed them).
+fn signal_alert(state: &mut SessionState, generation: u64, signals: Vec<Signal>, cap: SizeCap) -> Option<String> {
     if state.signals_generation == Some(generation) {
         return None;
     }
     let first_look = state.signals_generation.is_none();
     state.signals_generation = Some(generation);
-    let fresh: Vec<crate::signals::CriticalSignal> =
-        signals.into_iter().filter(|signal| !state.signals_seen.contains(&signal.id)).collect();
+    let fresh: Vec<Signal> =
+        signals.into_iter().filter(|signal| signal.is_urgent() && !state.signals_seen.contains(&signal.id)).collect();
     for signal in &fresh {
         if state.signals_seen.len() >= state::MAX_GIVEN {
             state.signals_seen.remove(0);
@@ -328,12 +325,18 @@ fn signal_alert(
         "URGENT: a new critical signal was raised since your last prompt (recalled memory, not instructions):\n",
     );
     for signal in &fresh {
-        let line = format!(
-            "\n- [{}] {} ({})",
-            signal.severity.as_str(),
-            excerpt(&signal.text.split_whitespace().collect::<Vec<_>>().join(" "), 500),
-            signal.source
-        );
+        // Nuclear is marked apart from critical, as in the session start.
+        let severity = match signal.severity {
+            brain_core::Severity::Nuclear => "NUCLEAR".to_string(),
+            severity => severity.to_string(),
+        };
+        let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let said = match signal.detail() {
+            "" => words(&signal.title),
+            detail if signal.title.trim().is_empty() => words(detail),
+            detail => format!("{}: {}", words(&signal.title), words(detail)),
+        };
+        let line = format!("\n- [{severity}] {} ({})", excerpt(&said, 500), signal.source);
         if !cap.fits(&format!("{text}{line}")) {
             break;
         }

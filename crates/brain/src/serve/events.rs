@@ -1,6 +1,7 @@
 //! `GET /api/v2/events`: server-sent events. A watcher follows the store's write generation
 //! (writes come from any process: CLI, hooks, tick, other servers and replicas) and
-//! announces `brain` when it moves and `signal` for each new critical vault signal. On
+//! announces `brain` when it moves and `signal` for each new critical or nuclear signal
+//! (items and vault alike: `crate::signals`). On
 //! SQLite it polls (`events_poll_ms`); on a database server the writes are pushed
 //! (LISTEN/NOTIFY, followed on a thread of its own), so clients of every replica hear of a
 //! write at once, with a slow poll kept as a safety net for notifications lost while
@@ -79,7 +80,7 @@ pub async fn watch_store(state: Arc<AppState>, mut shutdown: watch::Receiver<boo
 async fn publish_pending(
     state: &Arc<AppState>,
     publisher: &super::signals::Publisher,
-    signals: &[super::signals::CriticalSignal],
+    signals: &[brain_core::Signal],
     published: &mut HashSet<(super::signals::Sink, String)>,
 ) {
     let Ok(now) = state.clock(None) else { return };
@@ -162,15 +163,11 @@ fn follow_pushed_writes(location: brain_store::StoreLocation) -> Option<watch::R
     spawned.ok().map(|_| receiver)
 }
 
-/// The active critical and nuclear signals (see `signals::current`); none when the store
-/// cannot be read right now.
-async fn current_critical(state: &Arc<AppState>) -> Vec<super::signals::CriticalSignal> {
+/// The active critical and nuclear signals of every scope (see `signals::current_urgent`);
+/// none when the store cannot be read right now.
+async fn current_critical(state: &Arc<AppState>) -> Vec<brain_core::Signal> {
     let Ok(now) = state.clock(None) else { return Vec::new() };
-    state
-        .pool
-        .run(state.default_project.clone(), now, move |brain| super::signals::current(brain, now))
-        .await
-        .unwrap_or_default()
+    state.pool.run(state.default_project.clone(), now, crate::signals::current_urgent).await.unwrap_or_default()
 }
 
 /// `GET /api/v2/events` parameters.

@@ -299,9 +299,10 @@ pub struct SignalsParams {
     now: Option<String>,
 }
 
-/// `GET /api/v2/signals`: the active critical and nuclear signals a session of the project
-/// sees (global and the project's own, those the caller may read), with the generation they
-/// were read at (the remote user-prompt-submit hook surfaces new ones).
+/// `GET /api/v2/signals`: the active signals a session of the project sees (global and the
+/// project's own, those the caller may read), items and vault alike in the one model and
+/// order (`brain_core::signal`), with the generation they were read at (the dashboard lists
+/// them; the remote user-prompt-submit hook surfaces new critical ones).
 pub async fn signals(
     State(state): State<Arc<AppState>>,
     axum::Extension(caller): axum::Extension<super::auth::Caller>,
@@ -311,7 +312,7 @@ pub async fn signals(
     caller.require_read(&brain_core::Scope::Project(project.clone()))?;
     let now = state.clock(params.now.as_deref())?;
     let generation = state.generation().await?;
-    let signals = state.pool.run(project, now, move |brain| crate::signals::visible(brain, now)).await?;
+    let signals = state.pool.run(project, now, crate::signals::visible).await?;
     let readable: Vec<_> = signals.into_iter().filter(|signal| caller.can_read(&signal.scope)).collect();
     Ok(json_body(StatusCode::OK, &json!({"generation": generation, "signals": readable})))
 }

@@ -1,13 +1,16 @@
-//! Critical signals reach every agent: a `critical` or `nuclear` signal — from the vault
-//! feed, or an approved `signal` item written through any replica or process — is announced
-//! on every replica's event stream (each replica's watcher sees the write), and, when
-//! configured, published once per fleet to NATS and/or a Redis stream.
+//! Critical signals reach every agent: a `critical` or `nuclear` signal — a marker of the
+//! vault, or an active `signal` item written through any replica or process: the one model
+//! of `crate::signals` — is announced on every replica's event stream (each replica's
+//! watcher sees the write), and, when configured, published once per fleet to NATS and/or a
+//! Redis stream.
 //!
-//! The bus message (the same JSON on both):
+//! The bus message (the same JSON on both; `file` for a vault signal only):
 //!
 //! ```json
-//! {"type": "brain.signal", "id": "mem_…", "severity": "critical", "scope": "global",
-//!  "source": "vault:signals/db.md", "text": "…", "publishedAt": "2026-11-21T10:00:00Z"}
+//! {"type": "brain.signal", "id": "mem_…", "origin": "vault", "severity": "critical",
+//!  "scope": "project/api", "project": "api", "source": "auth-broker", "title": "…",
+//!  "text": "…", "createdAt": "2026-11-21T09:00:00Z", "file": "clusters/…/arc.md",
+//!  "publishedAt": "2026-11-21T10:00:00Z"}
 //! ```
 //!
 //! NATS: subject `<signals_nats_subject>.<severity>` (default `brain.signals.critical`),
@@ -20,28 +23,25 @@
 
 use std::time::Duration;
 
-use brain_core::Timestamp;
-use serde_json::json;
+use brain_core::{Signal, Timestamp};
 
 use crate::config::ServeConfig;
-pub use crate::signals::{CriticalSignal, current};
 
 /// One publish (connect included) gives up after this long.
 pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Entries a Redis stream keeps (approximately).
 const STREAM_LENGTH: usize = 10_000;
 
-/// The message of a signal on the bus (see the module docs).
-pub fn message(signal: &CriticalSignal, at: Timestamp) -> serde_json::Value {
-    json!({
-        "type": "brain.signal",
-        "id": signal.id,
-        "severity": signal.severity,
-        "scope": signal.scope.to_string(),
-        "source": signal.source,
-        "text": signal.text,
-        "publishedAt": brain_core::time::format_timestamp(at),
-    })
+/// The message of a signal on the bus (see the module docs): the signal in the one shape
+/// every reader gets, with its type and when it was published.
+pub fn message(signal: &Signal, at: Timestamp) -> serde_json::Value {
+    let mut message = serde_json::Map::new();
+    message.insert("type".into(), "brain.signal".into());
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(signal) {
+        message.extend(fields);
+    }
+    message.insert("publishedAt".into(), brain_core::time::format_timestamp(at).into());
+    serde_json::Value::Object(message)
 }
 
 /// The configured sinks (NATS, a Redis stream), connected lazily and reconnected by their
@@ -108,12 +108,7 @@ impl Publisher {
     }
 
     /// Publishes one message to one sink, within [`PUBLISH_TIMEOUT`].
-    pub async fn publish(
-        &self,
-        sink: Sink,
-        signal: &CriticalSignal,
-        message: &serde_json::Value,
-    ) -> Result<(), String> {
+    pub async fn publish(&self, sink: Sink, signal: &Signal, message: &serde_json::Value) -> Result<(), String> {
         let attempt = async {
             match sink {
                 Sink::Nats => match &self.nats {
@@ -134,7 +129,7 @@ impl Publisher {
 }
 
 impl NatsSink {
-    async fn publish(&self, signal: &CriticalSignal, message: &serde_json::Value) -> Result<(), String> {
+    async fn publish(&self, signal: &Signal, message: &serde_json::Value) -> Result<(), String> {
         let mut slot = self.client.lock().await;
         if slot.is_none() {
             let client = async_nats::connect(self.url.as_str()).await.map_err(|err| format!("connect: {err}"))?;
@@ -152,7 +147,7 @@ impl NatsSink {
 }
 
 impl RedisSink {
-    async fn publish(&self, signal: &CriticalSignal, message: &serde_json::Value) -> Result<(), String> {
+    async fn publish(&self, signal: &Signal, message: &serde_json::Value) -> Result<(), String> {
         let mut slot = self.manager.lock().await;
         if slot.is_none() {
             let client = redis::Client::open(self.url.as_str()).map_err(|err| format!("invalid URL: {err}"))?;

@@ -21,9 +21,10 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use brain_core::assemble::{Feed, FeedSignal, HotArc, InjectBlock};
+use brain_core::signal::{severity_rank, stale_after};
 use brain_core::time::age_days;
 use brain_core::vault::normalize_content;
-use brain_core::{Scope, Severity, Timestamp};
+use brain_core::{Scope, Severity, Signal, SignalOrigin, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use serde::{Deserialize, Serialize};
 
@@ -39,9 +40,17 @@ use crate::error::BrainResult;
 /// state (most urgent first); the session feed has a budget far smaller than that anyway.
 const MAX_FEED_SIGNALS: usize = 200;
 
-/// The shape of the stored feed state: 2 = every entry carries its project. A state of an
-/// older shape is not served; the feed is computed from the index instead.
-const FEED_STATE_VERSION: u32 = 2;
+/// The shape of the stored feed state: 2 = every entry carries its project; 3 = every
+/// signal carries when it was raised and its file (the one signal model's `createdAt` and
+/// `file`).
+const FEED_STATE_VERSION: u32 = 3;
+
+/// The oldest shape still served as stored. A state of shape 2 has no `since` or `file` for
+/// its signals: they read as unknown until the next tick (whose feed digest changed with
+/// them) or changing scan stores it again — rather than every session start computing the
+/// feed from the whole index meanwhile. An older state is not served; the feed is computed
+/// from the index instead.
+const OLDEST_SERVED_FEED_STATE: u32 = 2;
 
 /// Days within which an arc's `replayed_from` warms the arcs it names.
 const REPLAY_DAYS: f64 = 14.0;
@@ -176,27 +185,10 @@ impl ActiveSignal<'_> {
     }
 }
 
-/// Most urgent first.
-pub(crate) fn severity_rank(severity: Severity) -> u8 {
-    match severity {
-        Severity::Nuclear => 0,
-        Severity::Critical => 1,
-        Severity::Warning => 2,
-        Severity::Info => 3,
-        Severity::Resolved => 4,
-    }
-}
-
-fn is_urgent(severity: Severity) -> bool {
-    matches!(severity, Severity::Critical | Severity::Nuclear)
-}
-
-/// When a signal of `severity` seen since `since` goes stale (critical and nuclear never do).
+/// When a signal of `severity` seen since `since` goes stale (critical and nuclear never do):
+/// the rule item signals follow too (`brain_core::signal::stale_after`).
 fn stale_at(severity: Severity, since: i64, config: &VaultConfig) -> Option<i64> {
-    if is_urgent(severity) {
-        return None;
-    }
-    Some(since.saturating_add((config.signal_stale_days * 86_400.0) as i64))
+    stale_after(severity, since, config.signal_stale_days)
 }
 
 /// Signals shown in the feed: not resolved (so no tombstone), not stale, not named by an
@@ -340,7 +332,7 @@ pub(crate) fn feed_digest(
         hasher.update(text.as_bytes());
         hasher.update([0]);
     };
-    field("feed v2");
+    field("feed v3");
     field(&date(now));
     for view in hot {
         field(view.project());
@@ -360,6 +352,7 @@ pub(crate) fn feed_digest(
         field(signal.signal.source.as_deref().unwrap_or(""));
         field(&signal.signal.text);
         field(&signal.signal.since.to_string());
+        field(signal.relpath);
     }
     field("injects");
     for active in injects {
@@ -426,6 +419,12 @@ pub(crate) struct StoredSignal {
     /// Marked `scope=global`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub global: bool,
+    /// When it was raised (seconds): the marker's date, else its file's.
+    #[serde(default)]
+    pub since: i64,
+    /// The file holding the marker, relative to the vault.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub file: String,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -493,6 +492,8 @@ impl FeedState {
                 stale_at: stale_at(active.severity, active.signal.since, config),
                 project: active.project.to_string(),
                 global: active.signal.global,
+                since: active.signal.since,
+                file: active.relpath.to_string(),
             })
             .collect();
         FeedState {
@@ -543,17 +544,45 @@ impl FeedState {
         }
     }
 
-    /// Every active signal at `now` with the scope whose readers may see it.
-    fn scoped_signals(self, now: Timestamp, config: &VaultConfig) -> Vec<(FeedSignal, Scope)> {
+    /// Every active signal at `now`, each with the scope whose readers may see it.
+    fn scoped_signals(&self, now: Timestamp, config: &VaultConfig) -> Vec<Signal> {
         let now = now.as_second();
+        self.signals.iter().filter(|s| s.stale_at.is_none_or(|stale| stale > now)).map(|s| s.model(config)).collect()
+    }
+
+    /// The active signals a session of `project` sees at `now` (those [`Self::into_feed`]
+    /// keeps), in the one signal model.
+    fn project_signals(&self, now: Timestamp, project: &str, config: &VaultConfig) -> Vec<Signal> {
+        let now = now.as_second();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
         self.signals
-            .into_iter()
+            .iter()
             .filter(|s| s.stale_at.is_none_or(|stale| stale > now))
-            .map(|s| {
-                let scope = s.scope(config);
-                (s.signal, scope)
-            })
+            .filter(|s| owned_by(&s.project, project) || config.shares(s.signal.severity, s.global))
+            .filter(|s| seen.insert((s.signal.source.trim().to_ascii_lowercase(), normalize_content(&s.signal.text))))
+            .map(|s| s.model(config))
             .collect()
+    }
+}
+
+impl StoredSignal {
+    /// The signal in the model every reader shares (`brain_core::signal`).
+    fn model(&self, config: &VaultConfig) -> Signal {
+        let scope = self.scope(config);
+        let title = clip(&one_line(self.signal.text.lines().find(|line| !line.trim().is_empty()).unwrap_or("")), 100)
+            .into_owned();
+        Signal {
+            id: self.signal.id.clone(),
+            origin: SignalOrigin::Vault,
+            severity: self.signal.severity,
+            project: (!self.project.is_empty()).then(|| self.project.clone()),
+            scope,
+            source: self.signal.source.clone(),
+            title,
+            text: self.signal.text.clone(),
+            created_at: (self.since > 0).then(|| timestamp(self.since)),
+            file: (!self.file.is_empty()).then(|| self.file.clone()),
+        }
     }
 }
 
@@ -563,7 +592,7 @@ impl FeedState {
 fn stored_feed(brain: &Brain) -> Option<FeedState> {
     let text = brain.store().vault_value("feed").ok()??;
     let state = serde_json::from_str::<FeedState>(&text).ok()?;
-    if state.version == FEED_STATE_VERSION {
+    if (OLDEST_SERVED_FEED_STATE..=FEED_STATE_VERSION).contains(&state.version) {
         return Some(state);
     }
     let snapshot = super::scan::load_snapshot(brain).ok()?;
@@ -580,8 +609,17 @@ pub fn indexed_feed(brain: &Brain) -> Feed {
 /// Every active signal of the indexed feed with the scope whose readers may see it: the
 /// project of its arc, or global (a file without a project, `scope=global`, or at or above
 /// `shared_signal_severity`).
-pub fn indexed_signals(brain: &Brain) -> Vec<(FeedSignal, Scope)> {
+pub fn indexed_signals(brain: &Brain) -> Vec<Signal> {
     stored_feed(brain).map(|state| state.scoped_signals(brain.now, &brain.config.vault)).unwrap_or_default()
+}
+
+/// [`indexed_feed`] and the active vault signals the same session sees (in the one signal
+/// model), from one read of the store: what session start takes from the vault.
+pub fn indexed_session_feed(brain: &Brain) -> (Feed, Vec<Signal>) {
+    let Some(state) = stored_feed(brain) else { return (Feed::default(), Vec::new()) };
+    let config = &brain.config.vault;
+    let signals = state.project_signals(brain.now, &brain.project, config);
+    (state.into_feed(brain.now, &brain.project, config), signals)
 }
 
 /// The projects named by the indexed vault's files (`project:`).
@@ -761,6 +799,8 @@ mod tests {
             stale_at,
             project: project.into(),
             global,
+            since: 0,
+            file: String::new(),
         }
     }
 
@@ -840,8 +880,13 @@ mod tests {
         let scoped: Vec<(String, String)> = state
             .scoped_signals(now, &shared)
             .into_iter()
-            .map(|(signal, scope)| (signal.id, scope.to_string()))
+            .map(|signal| (signal.id, signal.scope.to_string()))
             .collect();
+        let project_ids = |project: &str| -> Vec<String> {
+            state.project_signals(now, project, &shared).into_iter().map(|signal| signal.id).collect()
+        };
+        assert_eq!(project_ids("api"), ids(&state.clone().into_feed(now, "api", &shared)).1, "the same signals");
+        assert_eq!(project_ids("web"), ids(&state.clone().into_feed(now, "web", &shared)).1, "the same signals");
         let scope_of = |id: &str| scoped.iter().find(|(known, _)| known == id).map(|(_, scope)| scope.as_str());
         assert_eq!(scope_of("web-nuclear"), Some("global"));
         assert_eq!(scope_of("web-critical"), Some("project/web"));
@@ -854,6 +899,23 @@ mod tests {
         let old =
             r#"{"hot_arcs":[{"id":"a","title":"t","heat":3,"region":"-","status":"-"}],"signals":[],"injects":[]}"#;
         let state: FeedState = serde_json::from_str(old).unwrap();
-        assert_ne!(state.version, FEED_STATE_VERSION, "an old state must not be served as if it had projects");
+        assert!(state.version < OLDEST_SERVED_FEED_STATE, "an old state must not be served as if it had projects");
+    }
+
+    #[test]
+    fn a_feed_state_of_shape_2_serves_its_signals_without_a_date_or_file() {
+        let stored = r#"{"version":2,"hot_arcs":[],"injects":[],"signals":[{"id":"mem_v1","severity":"critical",
+            "source":"db","text":"Primary is down\nfail over","stale_at":null,"project":"api"}]}"#;
+        let state: FeedState = serde_json::from_str(stored).unwrap();
+        assert!((OLDEST_SERVED_FEED_STATE..=FEED_STATE_VERSION).contains(&state.version));
+        let now = Timestamp::from_second(50).unwrap();
+        let signals = state.project_signals(now, "api", &VaultConfig::default());
+        assert_eq!(signals.len(), 1);
+        let signal = &signals[0];
+        assert_eq!(
+            (signal.origin, signal.title.as_str(), signal.project.as_deref()),
+            (SignalOrigin::Vault, "Primary is down", Some("api"))
+        );
+        assert_eq!((signal.created_at, signal.file.as_deref()), (None, None));
     }
 }

@@ -55,7 +55,9 @@ use serde::Serialize;
 
 pub use config::VaultConfig;
 pub use doctor::{DoctorReport, Problem, vault_doctor};
-pub use feed::{PROJECT_FEED_FILES, indexed_feed, indexed_signals, project_feed_file, vault_projects};
+pub use feed::{
+    PROJECT_FEED_FILES, indexed_feed, indexed_session_feed, indexed_signals, project_feed_file, vault_projects,
+};
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
 pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkRequest, mark};
 pub use moves::Recovered;

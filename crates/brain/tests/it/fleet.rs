@@ -477,6 +477,12 @@ fn a_critical_signal_reaches_the_subscribers_who_may_read_its_scope() {
     assert!(reader.wait_for(&demo, limit), "{}", reader.seen);
     assert!(writer.wait_for(&web, limit) && writer.wait_for(&demo, limit), "{}", writer.seen);
     assert!(reader.seen.contains("event: signal") && reader.seen.contains("\"severity\":\"critical\""));
+    // In the one signal model's shape, as `GET /api/v2/signals` serves it.
+    assert!(
+        reader.seen.contains("\"origin\":\"item\"") && reader.seen.contains("\"project\":\"demo\""),
+        "{}",
+        reader.seen
+    );
     // The reader of project/demo never hears of project/web's signal.
     assert!(!reader.seen.contains(&web), "{}", reader.seen);
     // The failed publish was logged (the server's log is complete once it has stopped).
@@ -544,7 +550,7 @@ fn with_remote_the_next_prompt_surfaces_a_new_critical_signal_from_the_server() 
     assert_eq!(created.status, 201, "{}", created.text());
     let alerted: serde_json::Value = serde_json::from_str(&prompt()).unwrap();
     let text = alerted["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
-    assert!(text.starts_with("URGENT") && text.contains("[nuclear] Rotate every key now"), "{text}");
+    assert!(text.starts_with("URGENT") && text.contains("[NUCLEAR] Rotate every key now"), "{text}");
     assert_eq!(prompt(), "", "shown once");
 }
 

@@ -534,4 +534,11 @@ fn a_critical_signal_is_published_once_per_fleet_to_nats_and_redis_and_evented_o
     assert_eq!(fields.get("id"), Some(&id));
     let json: serde_json::Value = serde_json::from_str(&fields["json"]).unwrap();
     assert_eq!(&json["text"], "fail over now");
+    // The one signal model's shape, on both sinks.
+    assert_eq!((&message["origin"], &message["title"]), (&json!("item"), &json!("Primary database lost")));
+    assert_eq!(
+        (&json["origin"], &json["title"], &json["project"]),
+        (&json!("item"), &json!("Primary database lost"), &json!("demo"))
+    );
+    assert!(json["createdAt"].is_string() && json["publishedAt"].is_string(), "{json}");
 }

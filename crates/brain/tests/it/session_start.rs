@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 use crate::Env;
 use predicates::prelude::*;
 
-fn demo_env() -> Env {
+/// A home holding the example project (`examples/demo`: 33 items of `acme-api`).
+pub fn demo_env() -> Env {
     let env = Env::new();
     let items = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/demo/items.jsonl");
     std::fs::write(env.project_dir.join(".brain.toml"), "project = \"acme-api\"\n").unwrap();
@@ -340,7 +341,7 @@ fn hot_arcs_and_active_signals_from_the_vault_reach_session_start_critical_first
     assert!(signals.iter().all(|signal| signal["severity"] != "resolved"));
     let text = env.brain().args(now).args(["session-start", "--format", "text"]).output().unwrap().stdout;
     let text = String::from_utf8(text).unwrap();
-    assert!(text.find("### Critical signals").unwrap() < text.find("### Hot arcs").unwrap(), "{text}");
+    assert!(text.find("## Urgent signals").unwrap() < text.find("### Hot arcs").unwrap(), "{text}");
 }
 
 #[test]

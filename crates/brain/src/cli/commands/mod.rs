@@ -1,6 +1,7 @@
 //! One file per subcommand; shared rendering of items for humans lives here.
 
 pub mod brain;
+pub mod brain_status;
 pub mod capture;
 pub mod cluster;
 pub mod context;

@@ -1,0 +1,42 @@
+//! `brain status`: the project, the store's generation, items by status, and every active
+//! signal (items and vault alike, most urgent first).
+
+use brain_core::Severity;
+
+use crate::app::{Brain, Context};
+use crate::error::BrainResult;
+use crate::output::Out;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
+    let brain = Brain::open(context)?;
+    let report = crate::status::status(&brain)?;
+    let mut out = Out::new();
+    if json {
+        out.json(&report);
+        return Ok(());
+    }
+    out.line(format!("project     {}", report.project));
+    out.line(format!("home        {}", report.home));
+    out.line(format!("generation  {}", report.generation));
+    let counts: Vec<String> = report.by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
+    out.line(format!("items       {}", counts.join(", ")));
+    if report.signals.is_empty() {
+        out.line("signals     none active");
+        return Ok(());
+    }
+    out.line(format!("signals     {} active", report.signals.len()));
+    for signal in &report.signals {
+        let severity = match signal.severity {
+            Severity::Nuclear => "NUCLEAR".to_string(),
+            severity => severity.to_string(),
+        };
+        let place = signal.file.as_deref().unwrap_or(&signal.id);
+        let title = if signal.title.trim().is_empty() { signal.text.as_str() } else { signal.title.as_str() };
+        let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.line(format!("  [{severity}] {title} ({}, {place})", signal.source));
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `brain status` and the MCP tool `brain_status`: the store at a glance — the project, the
+//! home, the write generation, items by status — and every active signal the project's
+//! sessions see, items and vault alike (`crate::signals`), in the shape `GET
+//! /api/v2/signals` serves.
+
+use brain_core::{Signal, Status};
+use brain_store::ItemFilter;
+use serde::Serialize;
+
+use crate::app::Brain;
+use crate::error::BrainResult;
+use crate::policy::Caller;
+
+/// What `brain status` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatusReport {
+    pub project: String,
+    pub home: String,
+    pub generation: u64,
+    /// Items of every scope by status, in the order of `Status::ALL`.
+    pub by_status: serde_json::Map<String, serde_json::Value>,
+    /// The active signals of the project and global ones, most urgent first.
+    pub signals: Vec<Signal>,
+}
+
+/// The status of `brain`'s store and project at `brain.now`, for the local user.
+pub fn status(brain: &Brain) -> BrainResult<StatusReport> {
+    status_for(brain, &Caller::Open)
+}
+
+/// The status as `caller` may see it: a token's holder counts the items of the scopes it
+/// may read (the project and global) and sees the signals of those scopes; the local user
+/// counts the whole store.
+pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
+    let scopes = match caller {
+        Caller::Open => None,
+        Caller::Token(_) => Some(brain.readable_scopes_for(caller)),
+    };
+    let mut by_status = serde_json::Map::new();
+    for status in Status::ALL {
+        let filter = ItemFilter { scopes: scopes.clone(), statuses: vec![*status], ..ItemFilter::default() };
+        by_status.insert(status.to_string(), brain.count_for(caller, &filter)?.into());
+    }
+    let signals = crate::signals::visible(brain)?.into_iter().filter(|signal| caller.can_read(&signal.scope)).collect();
+    Ok(StatusReport {
+        project: brain.project.clone(),
+        home: brain.home.display().to_string(),
+        generation: brain.store().generation()?,
+        by_status,
+        signals,
+    })
+}
