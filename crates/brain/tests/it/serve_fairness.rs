@@ -160,21 +160,22 @@ fn a_trickled_body_is_cut_off_at_its_deadline_and_one_address_holds_few_requests
     // The request timeout alone would hold a trickled body for two minutes.
     std::fs::write(
         env.home.join("config.toml"),
-        "[serve]\nbody_timeout_secs = 3\nrequest_timeout_secs = 120\nmax_requests_per_peer = 3\n",
+        "[serve]\nbody_timeout_secs = 8\nrequest_timeout_secs = 120\nmax_requests_per_peer = 3\n",
     )
     .unwrap();
     let server = Server::start(&env, &[]);
     let started = Instant::now();
     let mut trickles: Vec<_> = (0..3).map(|_| trickle_push(&server.address, 1000)).collect();
     // While three trickles are held, a fourth request from the same address is refused (the
-    // trickles reach the server in their own time: look until they have).
+    // trickles reach the server in their own time: look until they have, with a cheap
+    // request, well within the deadline even on a loaded machine).
     let refused = loop {
-        let response = server.get("/api/v2/brain?project=demo");
+        let response = server.get("/api/v2/items?project=demo&limit=1");
         if response.status == 429 {
             break response;
         }
         assert_eq!(response.status, 200, "{}", response.text());
-        assert!(started.elapsed() < Duration::from_millis(2500), "the trickles were never counted");
+        assert!(started.elapsed() < Duration::from_millis(7500), "the trickles were never counted");
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_refused_by(&refused, "too_many_requests", "max_requests_per_peer");
@@ -186,7 +187,7 @@ fn a_trickled_body_is_cut_off_at_its_deadline_and_one_address_holds_few_requests
         assert!(response.text().contains("[serve] body_timeout_secs"), "{}", response.text());
     }
     let cut_off = started.elapsed();
-    assert!(cut_off < Duration::from_secs(10), "the trickles were held for {cut_off:?}");
+    assert!(cut_off < Duration::from_secs(20), "the trickles were held for {cut_off:?}");
     // Their share given back, the address is served again.
     assert_eq!(server.get("/api/v2/brain?project=demo").status, 200);
 }
