@@ -19,7 +19,9 @@
 //! demotion are pointer notes (`frontal-lobe/{conscious,unconscious}/<stem>.pointer.md`,
 //! frontmatter `generated_by: brain-tick`, `cluster_id`, `heat`, a path wikilink to the arc,
 //! its summary): promote at `promote_heat`, demote a promoted arc below `demote_heat`,
-//! drop the pointer when the arc graduates or disappears. A cleared signal (`severity=
+//! drop the pointer when the arc graduates or disappears. Only generated notes in the folders
+//! the tick writes them into are rewritten or removed: a copy kept elsewhere is the user's.
+//! A cleared signal (`severity=
 //! resolved` with `(CLEARED:` in its text) never shows and its block is removed from the file
 //! by the first tick that sees it.
 
@@ -763,11 +765,16 @@ fn plan_notes(
     config: &super::VaultConfig,
     skipped: &mut Vec<Skipped>,
 ) -> (Vec<NoteOp>, Vec<ArcMove>, Vec<ArcMove>) {
-    // Existing generated notes: pointer notes by cluster id, signal notes by relpath.
+    // Existing generated notes: pointer notes by cluster id, signal notes by relpath. Only
+    // those in the folders the tick writes them into: a copy a person keeps elsewhere is
+    // theirs, never rewritten or removed (issue 27).
     let mut pointers: HashMap<&str, Vec<(&str, Lobe)>> = HashMap::new();
     let mut signal_notes: Vec<&str> = Vec::new();
     for (relpath, file) in snapshot {
         let Some(generated) = &file.state.generated else { continue };
+        if !in_generated_folder(relpath, &generated.note) {
+            continue;
+        }
         match generated.note.as_str() {
             "pointer" => {
                 let lobe =
@@ -845,6 +852,24 @@ fn plan_notes(
         }
     }
     (ops, promotions, demotions)
+}
+
+/// Whether `relpath` is where the tick writes a generated note of kind `note`: a pointer
+/// directly in a frontal-lobe folder, a signal note directly in `amygdala/`, a dashboard in
+/// a date folder of `clusters/`.
+fn in_generated_folder(relpath: &str, note: &str) -> bool {
+    let directly_in = |folder: &str| {
+        relpath.strip_prefix(folder).and_then(|rest| rest.strip_prefix('/')).is_some_and(|name| !name.contains('/'))
+    };
+    match note {
+        "pointer" => directly_in(CONSCIOUS) || directly_in(UNCONSCIOUS),
+        "signal" => directly_in(AMYGDALA),
+        "dashboard" => relpath
+            .strip_prefix("clusters/")
+            .and_then(|rest| rest.split_once('/'))
+            .is_some_and(|(folder, name)| !folder.is_empty() && name == DASHBOARD),
+        _ => false,
+    }
 }
 
 /// The dashboard of each date folder (`clusters/<folder>/_dashboard.md`) that holds an arc
