@@ -17,9 +17,10 @@
 //!
 //! DIR may already be a marketplace of other plugins: brain's entry is merged into each
 //! marketplace file (added, or replacing an entry named `brain`), every other plugin and key
-//! kept, the previous file kept as `<file>.brain-backup`; a marketplace file that is not a
-//! JSON object with a `plugins` list is refused. Nothing is written through a symbolic link
-//! inside DIR ([`super::repo_files`]), and every check is made before the first write.
+//! kept, the previous file kept as `<file>.brain-backup` when it lists another plugin; a
+//! marketplace file that is not a JSON object with a `plugins` list is refused. Nothing is
+//! written through a symbolic link inside DIR ([`super::repo_files`]), and every check is
+//! made before the first write.
 
 use std::path::{Path, PathBuf};
 
@@ -201,8 +202,10 @@ pub fn write(dir: &Path, command: &PluginCommand) -> BrainResult<WriteOutcome> {
         };
         let (text, backup) = match current {
             Some(current) if is_marketplace && current != text => {
-                let merged = merge_marketplace(&path, &current, &text)?;
-                let backup = (merged != current).then_some(current);
+                let (merged, holds_other_plugins) = merge_marketplace(&path, &current, &text)?;
+                // brain's own older marketplace (a new version) needs no backup: nothing of
+                // anyone else's is in it.
+                let backup = (holds_other_plugins && merged != current).then_some(current);
                 (merged, backup)
             }
             _ => (text, None),
@@ -243,7 +246,8 @@ pub fn write(dir: &Path, command: &PluginCommand) -> BrainResult<WriteOutcome> {
 /// brain's marketplace `ours` merged into the marketplace file at `path` holding `current`:
 /// brain's plugin entry replaces one named `brain` where it stands, or is added last; every
 /// other entry and key is kept, and a key brain's marketplace has and this one lacks is added.
-fn merge_marketplace(path: &Path, current: &str, ours: &str) -> BrainResult<String> {
+/// Also whether it lists a plugin other than brain.
+fn merge_marketplace(path: &Path, current: &str, ours: &str) -> BrainResult<(String, bool)> {
     let refuse = |why: String| {
         BrainError::user_with_hint(
             format!("{} {why}; refusing to rewrite it", path.display()),
@@ -265,17 +269,33 @@ fn merge_marketplace(path: &Path, current: &str, ours: &str) -> BrainResult<Stri
     let Some(plugins) = market_keys.get_mut("plugins").and_then(Value::as_array_mut) else {
         return Err(refuse("has a \"plugins\" that is not a list".into()));
     };
+    let holds_other_plugins = plugins.iter().any(|entry| entry["name"] != PLUGIN);
     let our_entry = ours["plugins"][0].clone();
     match plugins.iter().position(|entry| entry["name"] == PLUGIN) {
         Some(index) => plugins[index] = our_entry,
         None => plugins.push(our_entry),
     }
-    Ok(serde_json::to_string_pretty(&market).map_err(|err| BrainError::internal(err.to_string()))? + "\n")
+    let text = serde_json::to_string_pretty(&market).map_err(|err| BrainError::internal(err.to_string()))? + "\n";
+    Ok((text, holds_other_plugins))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_version_over_brains_own_marketplace_keeps_no_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = PluginCommand { program: "brain".into(), global_args: Vec::new(), shell_program: "brain".into() };
+        write(dir.path(), &command).unwrap();
+        let path = dir.path().join(CLAUDE_MARKETPLACE);
+        let current = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, current.replace(env!("CARGO_PKG_VERSION"), "0.0.1")).unwrap();
+        let outcome = write(dir.path(), &command).unwrap();
+        assert_eq!(outcome.written, vec![CLAUDE_MARKETPLACE.to_string()]);
+        assert!(outcome.backups.is_empty() && !dir.path().join(format!("{CLAUDE_MARKETPLACE}.brain-backup")).exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), current);
+    }
 
     #[test]
     fn the_plugin_runs_brain_with_its_home_from_both_hosts() {
