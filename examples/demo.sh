@@ -5,7 +5,9 @@
 # to stderr. Nothing outside a temp dir is written.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build -q --manifest-path "$root/Cargo.toml" -p brain
+# Cargo's progress goes to stderr (a first build takes minutes); stdout is the demo's output.
+echo "building brain (debug; the first build takes a few minutes)…" >&2
+cargo build --manifest-path "$root/Cargo.toml" -p brain
 target="${CARGO_TARGET_DIR:-$root/target}"
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT

@@ -7,12 +7,15 @@
 //! --agent cursor` writes it for the project; every Cursor hook rewrites it when what it holds
 //! changed. Only a rule brain wrote (it carries [`MARKER`]) is ever rewritten or removed, and
 //! the rule is added to `.git/info/exclude`: it holds personal memory, not project files.
+//! Neither is ever written or removed through a symbolic link in the repository
+//! ([`super::repo_files`]): a linked `.cursor/rules/` would send the memory wherever it leads.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use brain_core::assemble::brain::brain_hash;
 
+use super::repo_files;
 use crate::app::write_atomically;
 use crate::error::{BrainError, BrainResult};
 
@@ -23,6 +26,18 @@ pub const MARKER: &str = "<!-- brain:managed";
 
 pub fn rule_path(project_root: &Path) -> PathBuf {
     project_root.join(RULE_PATH)
+}
+
+/// The local ignore list the rule is added to.
+fn exclude_path(project_root: &Path) -> PathBuf {
+    project_root.join(".git").join("info").join("exclude")
+}
+
+/// Refuses when the rule or the exclude list would be written through a link in the
+/// repository (checked before anything is written, so nothing is half done).
+pub fn refuse_links(project_root: &Path) -> BrainResult<()> {
+    repo_files::refuse_links(project_root, &rule_path(project_root))?;
+    repo_files::refuse_links(project_root, &exclude_path(project_root))
 }
 
 /// The rule's text for the working memory `text`.
@@ -46,7 +61,7 @@ fn head(path: &Path) -> Option<String> {
 }
 
 /// Whether `path` is a rule brain wrote.
-pub fn is_managed(path: &Path) -> bool {
+fn is_managed(path: &Path) -> bool {
     head(path).is_some_and(|text| text.contains(MARKER))
 }
 
@@ -74,6 +89,7 @@ pub fn write(project_root: &Path, text: &str, create: bool) -> BrainResult<RuleO
         None if !create => return Ok(RuleOutcome::Unchanged),
         None => {}
     }
+    refuse_links(project_root)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
@@ -83,10 +99,21 @@ pub fn write(project_root: &Path, text: &str, create: bool) -> BrainResult<RuleO
     Ok(RuleOutcome::Written)
 }
 
+/// Whether there is a rule brain wrote that [`remove`] would remove; a rule reached through
+/// a link in the repository is refused (it is not the project's to remove).
+pub fn managed_rule(project_root: &Path) -> BrainResult<bool> {
+    let path = rule_path(project_root);
+    if !is_managed(&path) {
+        return Ok(false);
+    }
+    repo_files::refuse_links(project_root, &path)?;
+    Ok(true)
+}
+
 /// Removes the rule if brain wrote it; whether it did.
 pub fn remove(project_root: &Path) -> BrainResult<bool> {
     let path = rule_path(project_root);
-    if !is_managed(&path) {
+    if !managed_rule(project_root)? {
         return Ok(false);
     }
     std::fs::remove_file(&path).map_err(|err| BrainError::user(format!("cannot remove {}: {err}", path.display())))?;
@@ -99,7 +126,7 @@ fn exclude_from_git(project_root: &Path) {
     if !git.is_dir() {
         return;
     }
-    let exclude = git.join("info").join("exclude");
+    let exclude = exclude_path(project_root);
     let current = std::fs::read_to_string(&exclude).unwrap_or_default();
     let line = format!("/{RULE_PATH}");
     if current.lines().any(|existing| existing.trim() == line) {

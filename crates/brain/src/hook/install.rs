@@ -205,7 +205,7 @@ pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: boo
 }
 
 /// The file's text; `None` when it does not exist.
-fn read_settings(path: &Path) -> BrainResult<Option<String>> {
+pub(super) fn read_settings(path: &Path) -> BrainResult<Option<String>> {
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -20,6 +20,7 @@ pub mod hosts;
 pub mod input;
 pub mod install;
 pub mod plugin;
+pub mod repo_files;
 mod state;
 
 use std::io::Read;

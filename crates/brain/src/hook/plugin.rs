@@ -14,6 +14,13 @@
 //!
 //! The commands are this binary's path and home (a plugin for this machine) or, with
 //! `--command brain`, whatever `brain` is on the PATH (the portable form kept in `plugins/`).
+//!
+//! DIR may already be a marketplace of other plugins: brain's entry is merged into each
+//! marketplace file (added, or replacing an entry named `brain`), every other plugin and key
+//! kept, the previous file kept as `<file>.brain-backup` when it lists another plugin; a
+//! marketplace file that is not a JSON object with a `plugins` list is refused. Nothing is
+//! written through a symbolic link inside DIR ([`super::repo_files`]), and every check is
+//! made before the first write.
 
 use std::path::{Path, PathBuf};
 
@@ -21,13 +28,18 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::hosts::{event_name, installed_events};
-use super::install::{hook_command, shell_quote};
+use super::install::{hook_command, read_settings, shell_quote};
+use super::repo_files;
 use crate::app::write_atomically;
 use crate::capture::Host;
 use crate::error::{BrainError, BrainResult};
 
 /// The plugin's name (and the marketplace's).
 pub const PLUGIN: &str = "brain";
+
+/// The marketplace files, relative to the output folder: Claude Code's, then Codex's.
+const CLAUDE_MARKETPLACE: &str = ".claude-plugin/marketplace.json";
+const CODEX_MARKETPLACE: &str = ".agents/plugins/marketplace.json";
 
 /// How the plugin runs brain.
 #[derive(Clone, Debug)]
@@ -98,7 +110,7 @@ pub fn files(command: &PluginCommand) -> BrainResult<Vec<(PathBuf, String)>> {
     let plugin = format!("{PLUGIN}/");
     let entries: Vec<(String, Value)> = vec![
         (
-            ".claude-plugin/marketplace.json".into(),
+            CLAUDE_MARKETPLACE.into(),
             json!({
                 "name": PLUGIN,
                 "owner": {"name": "brain"},
@@ -107,7 +119,7 @@ pub fn files(command: &PluginCommand) -> BrainResult<Vec<(PathBuf, String)>> {
             }),
         ),
         (
-            ".agents/plugins/marketplace.json".into(),
+            CODEX_MARKETPLACE.into(),
             json!({
                 "name": PLUGIN,
                 "plugins": [{"name": PLUGIN, "source": {"source": "local", "path": format!("./{PLUGIN}")}}],
@@ -149,32 +161,141 @@ pub struct WriteOutcome {
     /// Files written (relative), and those already as they should be.
     pub written: Vec<String>,
     pub unchanged: Vec<String>,
+    /// Previous marketplace files of other plugins, kept before brain was merged in.
+    pub backups: Vec<String>,
+    /// The names of the marketplaces brain is now in (what `brain@NAME` installs from):
+    /// Claude Code's and Codex's.
+    pub claude_marketplace: String,
+    pub codex_marketplace: String,
+}
+
+/// One file to write, decided before anything is written.
+struct Planned {
+    relative: String,
+    path: PathBuf,
+    text: String,
+    /// The file's current text, kept as `<file>.brain-backup` before it is replaced.
+    backup: Option<String>,
 }
 
 /// Writes the marketplace and plugin under `dir` (files that are already right are left
-/// alone; nothing else in `dir` is touched).
+/// alone; nothing else in `dir` is touched, other plugins' marketplace entries included).
 pub fn write(dir: &Path, command: &PluginCommand) -> BrainResult<WriteOutcome> {
-    let mut outcome = WriteOutcome { dir: dir.display().to_string(), written: Vec::new(), unchanged: Vec::new() };
+    let mut outcome = WriteOutcome {
+        dir: dir.display().to_string(),
+        written: Vec::new(),
+        unchanged: Vec::new(),
+        backups: Vec::new(),
+        claude_marketplace: PLUGIN.to_string(),
+        codex_marketplace: PLUGIN.to_string(),
+    };
+    let mut planned = Vec::new();
     for (relative, text) in files(command)? {
         let path = dir.join(&relative);
-        let name = relative.display().to_string();
+        let relative = relative.display().to_string();
+        repo_files::refuse_links(dir, &path)?;
+        let is_marketplace = relative == CLAUDE_MARKETPLACE || relative == CODEX_MARKETPLACE;
+        let current = if is_marketplace {
+            read_settings(&path)?.filter(|text| !text.trim().is_empty())
+        } else {
+            std::fs::read_to_string(&path).ok()
+        };
+        let (text, backup) = match current {
+            Some(current) if is_marketplace && current != text => {
+                let (merged, holds_other_plugins) = merge_marketplace(&path, &current, &text)?;
+                // brain's own older marketplace (a new version) needs no backup: nothing of
+                // anyone else's is in it.
+                let backup = (holds_other_plugins && merged != current).then_some(current);
+                (merged, backup)
+            }
+            _ => (text, None),
+        };
+        if is_marketplace {
+            let name = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|market| market["name"].as_str().map(str::to_string))
+                .unwrap_or_else(|| PLUGIN.to_string());
+            if relative == CLAUDE_MARKETPLACE {
+                outcome.claude_marketplace = name;
+            } else {
+                outcome.codex_marketplace = name;
+            }
+        }
         if std::fs::read_to_string(&path).is_ok_and(|current| current == text) {
-            outcome.unchanged.push(name);
+            outcome.unchanged.push(relative);
             continue;
         }
-        if let Some(parent) = path.parent() {
+        planned.push(Planned { relative, path, text, backup });
+    }
+    for file in planned {
+        if let Some(parent) = file.path.parent() {
             std::fs::create_dir_all(parent)
                 .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
         }
-        write_atomically(&path, text.as_bytes())?;
-        outcome.written.push(name);
+        if let Some(previous) = &file.backup {
+            let backup = PathBuf::from(format!("{}.brain-backup", file.path.display()));
+            write_atomically(&backup, previous.as_bytes())?;
+            outcome.backups.push(format!("{}.brain-backup", file.relative));
+        }
+        write_atomically(&file.path, file.text.as_bytes())?;
+        outcome.written.push(file.relative);
     }
     Ok(outcome)
+}
+
+/// brain's marketplace `ours` merged into the marketplace file at `path` holding `current`:
+/// brain's plugin entry replaces one named `brain` where it stands, or is added last; every
+/// other entry and key is kept, and a key brain's marketplace has and this one lacks is added.
+/// Also whether it lists a plugin other than brain.
+fn merge_marketplace(path: &Path, current: &str, ours: &str) -> BrainResult<(String, bool)> {
+    let refuse = |why: String| {
+        BrainError::user_with_hint(
+            format!("{} {why}; refusing to rewrite it", path.display()),
+            "fix the file or move it away, then write the plugin again",
+        )
+    };
+    let mut market: Value =
+        serde_json::from_str(current).map_err(|err| refuse(format!("is not a marketplace brain can read ({err})")))?;
+    let ours: Value = serde_json::from_str(ours).map_err(|err| BrainError::internal(err.to_string()))?;
+    let Some(market_keys) = market.as_object_mut() else {
+        return Err(refuse("is not a JSON object".into()));
+    };
+    let Some(our_keys) = ours.as_object() else { return Err(BrainError::internal("brain's marketplace")) };
+    for (key, value) in our_keys {
+        if !market_keys.contains_key(key) {
+            market_keys.insert(key.clone(), if key == "plugins" { json!([]) } else { value.clone() });
+        }
+    }
+    let Some(plugins) = market_keys.get_mut("plugins").and_then(Value::as_array_mut) else {
+        return Err(refuse("has a \"plugins\" that is not a list".into()));
+    };
+    let holds_other_plugins = plugins.iter().any(|entry| entry["name"] != PLUGIN);
+    let our_entry = ours["plugins"][0].clone();
+    match plugins.iter().position(|entry| entry["name"] == PLUGIN) {
+        Some(index) => plugins[index] = our_entry,
+        None => plugins.push(our_entry),
+    }
+    let text = serde_json::to_string_pretty(&market).map_err(|err| BrainError::internal(err.to_string()))? + "\n";
+    Ok((text, holds_other_plugins))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_version_over_brains_own_marketplace_keeps_no_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = PluginCommand { program: "brain".into(), global_args: Vec::new(), shell_program: "brain".into() };
+        write(dir.path(), &command).unwrap();
+        let path = dir.path().join(CLAUDE_MARKETPLACE);
+        let current = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, current.replace(env!("CARGO_PKG_VERSION"), "0.0.1")).unwrap();
+        let outcome = write(dir.path(), &command).unwrap();
+        assert_eq!(outcome.written, vec![CLAUDE_MARKETPLACE.to_string()]);
+        assert!(outcome.backups.is_empty() && !dir.path().join(format!("{CLAUDE_MARKETPLACE}.brain-backup")).exists());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), current);
+    }
 
     #[test]
     fn the_plugin_runs_brain_with_its_home_from_both_hosts() {

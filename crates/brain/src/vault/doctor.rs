@@ -6,9 +6,16 @@
 //! | `interrupted_graduation` | a move journal is waiting (a tick was killed mid-graduation) | finishes it (see [`super::moves`]) |
 //! | `duplicate_cluster_id` | two arc files share a `cluster_id` | keeps one (the rule below); the other is removed when it is the same arc (equal but for `heat:`/`status:`), else renamed `<name>.merged.md` with `merged_into:` the kept arc, so nothing the user wrote is lost |
 //! | `missing_cluster_id` | a file with frontmatter under `clusters/`, or with `region`, `heat` or `source_sessions`, has no `cluster_id` | adds `cluster_id: <date>-<slug of title>-<8 hex>` (date from `created`, else the file's time) |
-//! | `orphaned_pointer` | a generated pointer note names a `cluster_id` no arc has | removes the note (the tick owns it) |
+//! | `orphaned_pointer` | a generated pointer note names a `cluster_id` no arc has | removes the note when it is byte for byte what the tick writes, in the folder it writes it (`frontal-lobe/conscious` or `unconscious`); a note holding anything else (text a person added or edited) or kept elsewhere is left to a person |
 //! | `dangling_tombstone` | a `*.merged.md` tombstone has no `merged_into:`, or names no arc | none: the arc it stood for is gone; a person decides |
 //! | `duplicate_edge` | an arc declares the same edge (type and target) twice | removes a repeated `@edge` marker; a repeat inside the frontmatter `edges:` list is left to a person |
+//!
+//! A pointer note is judged by its own bytes, since the arc it names is gone: it is rendered
+//! again from its fields and must come out identical. Text added at the end, in the
+//! frontmatter, the heading or the link line, or a second line before the footer, tells it
+//! apart; what cannot be told from the tick's output is a one-line summary (a line where
+//! the tick writes the arc's summary) — the tick overwrites that line whenever the arc's heat
+//! changes anyway, which is why the footer says to edit the arc instead.
 //!
 //! Which copy of a duplicated arc is kept: the one graduated into its region folder, else one
 //! with `status: graduated`, else the most recently modified, else the first by path.
@@ -28,7 +35,7 @@ use serde::Serialize;
 use super::fsio::{self, create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex};
 use super::moves::{self, Recovered};
 use super::state::GENERATED_BY;
-use super::text::slug;
+use super::text::{one_line, slug};
 use super::walk::walk;
 use super::{Location, tick};
 use crate::app::Brain;
@@ -112,7 +119,7 @@ fn audit(root: &Path, skip: &[String], max_bytes: usize) -> Audit {
     let walked = walk(root, skip);
     let files = walked.files.len();
     let mut audited: Vec<Audited> = Vec::new();
-    let mut pointers: Vec<(String, String, Vec<u8>)> = Vec::new();
+    let mut pointers: Vec<(String, String, PointerOrigin, Vec<u8>)> = Vec::new();
     let mut tombstones: Vec<(String, Option<String>)> = Vec::new();
     let mut missing: Vec<(String, String, Vec<u8>)> = Vec::new();
     let mut edge_problems: Vec<(Problem, Fix, Option<Vec<u8>>)> = Vec::new();
@@ -125,7 +132,9 @@ fn audit(root: &Path, skip: &[String], max_bytes: usize) -> Audit {
         let Some(fm) = doc.frontmatter.as_ref() else { continue };
         if scalar(fm, "generated_by") == Some(GENERATED_BY) {
             if scalar(fm, "brain_note") == Some("pointer") {
-                pointers.push((file.relpath.clone(), scalar(fm, "brain_key").unwrap_or_default().to_string(), bytes));
+                let key = scalar(fm, "brain_key").unwrap_or_default().to_string();
+                let origin = pointer_origin(&file.relpath, &bytes, fm);
+                pointers.push((file.relpath.clone(), key, origin, bytes));
             }
             continue;
         }
@@ -265,15 +274,30 @@ fn audit(root: &Path, skip: &[String], max_bytes: usize) -> Audit {
             Some(bytes),
         ));
     }
-    for (relpath, key, bytes) in pointers {
-        if !known.contains(key.as_str()) {
-            let detail = if key.is_empty() {
-                "a pointer note without brain_key".to_string()
-            } else {
-                format!("a pointer note to {key}, which no arc has")
-            };
-            problems.push((problem("orphaned_pointer", &relpath, detail, "remove the note"), Fix::Remove, Some(bytes)));
+    for (relpath, key, origin, bytes) in pointers {
+        if known.contains(key.as_str()) {
+            continue;
         }
+        let detail = if key.is_empty() {
+            "a pointer note without brain_key".to_string()
+        } else {
+            format!("a pointer note to {key}, which no arc has")
+        };
+        let (fix, fix_text) = match origin {
+            PointerOrigin::AsGenerated => (Fix::Remove, "remove the note (brain wrote it and it holds nothing else)"),
+            PointerOrigin::Edited => (
+                Fix::Manual,
+                "by hand: it holds text brain did not write (it differs from the note the tick generates); \
+                 keep what you need, then delete it",
+            ),
+            PointerOrigin::Elsewhere => (
+                Fix::Manual,
+                "by hand: it is outside frontal-lobe/conscious and frontal-lobe/unconscious, where the tick writes \
+                 pointer notes, so brain never deletes it; delete it, or remove its `generated_by:` line to keep it \
+                 as your own note",
+            ),
+        };
+        problems.push((problem("orphaned_pointer", &relpath, detail, fix_text), fix, Some(bytes)));
     }
     for (relpath, target) in tombstones {
         let detail = match &target {
@@ -295,6 +319,70 @@ fn audit(root: &Path, skip: &[String], max_bytes: usize) -> Audit {
     problems.extend(edge_problems);
     problems.sort_by(|a, b| a.0.kind.cmp(b.0.kind).then(a.0.file.cmp(&b.0.file)));
     Audit { files, arcs, problems }
+}
+
+/// Where a generated pointer note came from, as far as its bytes and path tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PointerOrigin {
+    /// Byte for byte what the tick writes, where it writes it: brain's to delete.
+    AsGenerated,
+    /// In the tick's folder, but not what the tick writes (text added, edited, renamed).
+    Edited,
+    /// Outside the folders the tick writes pointer notes into: a person put it there.
+    Elsewhere,
+}
+
+fn pointer_origin(relpath: &str, bytes: &[u8], fm: &Frontmatter) -> PointerOrigin {
+    let in_tick_folder = [tick::CONSCIOUS, tick::UNCONSCIOUS].iter().any(|folder| {
+        relpath
+            .strip_prefix(folder)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .is_some_and(|name| !name.contains('/') && name.ends_with(".pointer.md"))
+    });
+    if !in_tick_folder {
+        return PointerOrigin::Elsewhere;
+    }
+    if pointer_as_generated(relpath, bytes, fm) { PointerOrigin::AsGenerated } else { PointerOrigin::Edited }
+}
+
+/// Whether `bytes` are exactly the pointer note the tick would write at `relpath`. The arc
+/// the note names is gone, so the note is rendered again from its own fields (frontmatter,
+/// link line, summary) and compared byte for byte: text a person added anywhere, or edited
+/// in the frontmatter, heading or link line, makes the two differ. The fields are taken
+/// loosely; the comparison is what decides.
+fn pointer_as_generated(relpath: &str, bytes: &[u8], fm: &Frontmatter) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else { return false };
+    let Some(cluster_id) = scalar(fm, "brain_key") else { return false };
+    let title = fm.get("title").and_then(|entry| entry.value.as_scalar()).unwrap_or_default();
+    let Some(heat) = scalar(fm, "heat").and_then(|heat| heat.parse::<u8>().ok()) else { return false };
+    // The link line is the first to start with `[[` after a blank line: the frontmatter has
+    // no blank line and the heading is one line.
+    let Some(link_line_start) = text.find("\n\n[[").map(|at| at + 2) else { return false };
+    let Some(link_line_length) = text[link_line_start..].find('\n') else { return false };
+    let link_line = &text[link_line_start + 2..link_line_start + link_line_length];
+    let after_link = format!("|{}]] · heat {heat} · ", one_line(title).replace(['|', ']', '['], " "));
+    let Some((link, facts)) = link_line.split_once(&after_link) else { return false };
+    let Some((region, status)) = facts.split_once(" · ") else { return false };
+    let rest = &text[link_line_start + link_line_length + 1..];
+    let summary = if rest == tick::POINTER_FOOTER {
+        None
+    } else {
+        let Some(summary) = rest
+            .strip_suffix(tick::POINTER_FOOTER)
+            .and_then(|rest| rest.strip_prefix('\n'))
+            .and_then(|rest| rest.strip_suffix('\n'))
+        else {
+            return false;
+        };
+        Some(summary)
+    };
+    let name = relpath.rsplit('/').next().unwrap_or(relpath);
+    if name.strip_suffix(".pointer.md") != Some(tick::stem(&format!("{link}.md"))) {
+        return false;
+    }
+    let rendered =
+        tick::render_pointer_note(&tick::PointerNote { cluster_id, title, heat, link, region, status, summary });
+    rendered == text
 }
 
 fn problem(kind: &'static str, file: &str, detail: String, fix: &str) -> Problem {
@@ -499,6 +587,57 @@ mod tests {
         assert!(apply_fix(dir.path(), "a.md", &tombstone, read).is_err());
         assert_eq!(std::fs::read_to_string(dir.path().join("a.md")).unwrap(), "---\ntitle: A\n---\nedited\n");
         assert!(!dir.path().join("a.merged.md").exists(), "the tombstone went again");
+    }
+
+    /// The origin of `text` at `relpath`, as the audit judges it.
+    fn origin_of(relpath: &str, text: &str) -> PointerOrigin {
+        let (doc, _) = parse(relpath, text.as_bytes(), 1 << 20);
+        pointer_origin(relpath, text.as_bytes(), doc.frontmatter.as_ref().unwrap())
+    }
+
+    #[test]
+    fn a_pointer_note_is_brains_to_delete_only_when_it_is_exactly_what_the_tick_writes() {
+        let long_title = format!("Why \"retries\" [need] a | cap \\ backoff, é {}", "x".repeat(300));
+        let notes = [
+            ("2026-09-01-gone", "Gone", Some("Fixed by backoff"), "left-hemisphere", "active"),
+            ("a\"quoted\\id", long_title.as_str(), None, "-", "-"),
+            ("plain", "Plain", Some(""), "a · b", "stalled"),
+        ];
+        for (cluster_id, title, summary, region, status) in notes {
+            let link = format!("clusters/2026-09-01/{}", cluster_id.replace(['"', '\\'], "-"));
+            let note = tick::PointerNote { cluster_id, title, heat: 8, link: &link, region, status, summary };
+            let generated = tick::render_pointer_note(&note);
+            let name = format!("{}.pointer.md", tick::stem(&format!("{link}.md")));
+            let conscious = format!("frontal-lobe/conscious/{name}");
+            assert_eq!(origin_of(&conscious, &generated), PointerOrigin::AsGenerated, "{generated}");
+            assert_eq!(origin_of(&format!("frontal-lobe/unconscious/{name}"), &generated), PointerOrigin::AsGenerated);
+
+            let mut edits = vec![
+                format!("{generated}\nMy own notes.\n"),
+                generated.replace("\n---\n", "\ntags: [mine]\n---\n"),
+                generated.replacen("\n# ", "\n# My ", 1),
+                generated.replace(tick::POINTER_FOOTER, &format!("\nMy notes.\nMore.\n{}", tick::POINTER_FOOTER)),
+                generated.replace(tick::POINTER_FOOTER, "\n"),
+                generated.replace('\n', "\r\n"),
+                generated.replace("heat: 8", "heat: 9"),
+            ];
+            // One line where a summary goes is one only in a note without a summary (where it
+            // reads as one: the limit the module documentation names).
+            if summary.is_some() {
+                edits.push(
+                    generated.replace(tick::POINTER_FOOTER, &format!("\nA line of mine.\n{}", tick::POINTER_FOOTER)),
+                );
+            }
+            for edited in edits {
+                assert_eq!(origin_of(&conscious, &edited), PointerOrigin::Edited, "{edited}");
+            }
+            assert_eq!(origin_of("frontal-lobe/conscious/renamed.pointer.md", &generated), PointerOrigin::Edited);
+            for elsewhere in
+                [format!("notes/{name}"), format!("frontal-lobe/conscious/sub/{name}"), "frontal-lobe/x.md".into()]
+            {
+                assert_eq!(origin_of(&elsewhere, &generated), PointerOrigin::Elsewhere, "{elsewhere}");
+            }
+        }
     }
 
     #[test]

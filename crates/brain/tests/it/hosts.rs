@@ -544,3 +544,172 @@ fn the_plugins_folder_is_what_brain_plugin_write_makes() {
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["written"], json!([]));
 }
+
+/// A folder outside the project (where a link a cloned repository carries could lead), and
+/// a fingerprint of everything in it.
+fn outside(env: &Env) -> PathBuf {
+    let dir = env.dir.path().join("outside");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn failed_with(output: &std::process::Output) -> String {
+    assert_eq!(output.status.code(), Some(1), "refused: {}", String::from_utf8_lossy(&output.stdout));
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Issue 27, item 11: a repository's `.claude/` (or any folder brain writes into) that is a
+/// symbolic link is not followed: install, uninstall and their dry runs are refused with the
+/// link and where it points named, and nothing is written, there or in the project. A
+/// settings file that is itself a link is refused the same way (its target is never read
+/// into the project, nor the link replaced).
+#[test]
+fn project_hook_settings_are_never_written_through_a_link_in_the_repository() {
+    let env = Env::new();
+    let outside = outside(&env);
+    std::fs::write(outside.join("settings.json"), "{\"model\": \"opus\"}\n").unwrap();
+    let before = crate::vault_support::fingerprint(&outside);
+    std::os::unix::fs::symlink(&outside, env.project_dir.join(".claude")).unwrap();
+    for args in [
+        &["hook", "install", "--scope", "project"][..],
+        &["hook", "install", "--scope", "project", "--dry-run"],
+        &["hook", "uninstall", "--scope", "project"],
+    ] {
+        let stderr = failed_with(&env.brain().args(args).output().unwrap());
+        assert!(stderr.contains(".claude is a symbolic link"), "{args:?}: {stderr}");
+        assert!(stderr.contains(&outside.display().to_string()), "names where it points: {stderr}");
+        assert_eq!(crate::vault_support::fingerprint(&outside), before, "{args:?}: nothing written");
+    }
+
+    // The settings file itself a link (in a real folder): refused, the link left a link.
+    std::fs::create_dir_all(env.project_dir.join(".gemini")).unwrap();
+    let linked = env.project_dir.join(".gemini/settings.json");
+    std::os::unix::fs::symlink(outside.join("settings.json"), &linked).unwrap();
+    let stderr = failed_with(
+        &env.brain().args(["hook", "install", "--agent", "gemini", "--scope", "project"]).output().unwrap(),
+    );
+    assert!(stderr.contains("settings.json is a symbolic link"), "{stderr}");
+    assert!(std::fs::symlink_metadata(&linked).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_dir(env.project_dir.join(".gemini")).unwrap().count(), 1, "no backup, no temp file");
+    assert_eq!(crate::vault_support::fingerprint(&outside), before);
+
+    // A real folder is written as before.
+    env.brain().args(["hook", "install", "--agent", "codex", "--scope", "project"]).assert().success();
+    assert!(env.project_dir.join(".codex/hooks.json").is_file());
+}
+
+/// Cursor's rule is neither written, kept current, nor removed through a symlinked
+/// `.cursor/rules/` (or `.git/info/`): install is refused before anything is written, and
+/// the hooks leave the file the link leads to alone (they still answer, and log why).
+#[test]
+fn cursors_rule_is_never_written_or_removed_through_a_link_in_the_repository() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.project_dir.join(".git/info")).unwrap();
+    env.remember(&["--title", "First memory", "--content", "one"]);
+    let settings = env.dir.path().join("cursor-hooks.json");
+    let install = ["hook", "install", "--agent", "cursor", "--scope", "project"];
+    env.brain().args(install).args(["--settings", settings.to_str().unwrap()]).assert().success();
+    // The rules folder is moved outside the project and linked back: a rule brain wrote
+    // sits where the link leads.
+    let outside = outside(&env);
+    std::fs::rename(env.project_dir.join(".cursor/rules"), outside.join("rules")).unwrap();
+    std::os::unix::fs::symlink(outside.join("rules"), env.project_dir.join(".cursor/rules")).unwrap();
+    std::fs::remove_file(&settings).unwrap();
+    let before = crate::vault_support::fingerprint(&outside);
+
+    let stderr = failed_with(&env.brain().args(install).output().unwrap());
+    assert!(stderr.contains(".cursor/rules is a symbolic link"), "{stderr}");
+    assert!(!env.project_dir.join(".cursor/hooks.json").exists(), "nothing written: {stderr}");
+    env.remember(&["--title", "Second memory", "--content", "two"]);
+    let stdout = hook(&env, "cursor", "session-start", &payload(&env, "cursor", "session-start", None));
+    assert!(check_output("cursor", "sessionStart", &stdout).unwrap().contains("Second memory"));
+    hook(&env, "cursor", "stop", &payload(&env, "cursor", "stop", None));
+    assert_eq!(crate::vault_support::fingerprint(&outside), before, "the hooks did not write through the link");
+    assert!(hook_log(&env).contains("symbolic link"), "{}", hook_log(&env));
+    let uninstall = env
+        .brain()
+        .args(["hook", "uninstall", "--agent", "cursor", "--settings", settings.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(crate::vault_support::fingerprint(&outside), before, "not removed through the link");
+    assert!(String::from_utf8_lossy(&uninstall.stderr).contains("symbolic link"), "{uninstall:?}");
+
+    // `.git/info` a link: the exclude list is not written through it, so neither is the rule.
+    std::fs::remove_file(env.project_dir.join(".cursor/rules")).unwrap();
+    std::fs::rename(env.project_dir.join(".git/info"), outside.join("info")).unwrap();
+    std::os::unix::fs::symlink(outside.join("info"), env.project_dir.join(".git/info")).unwrap();
+    let before = crate::vault_support::fingerprint(&outside);
+    let stderr = failed_with(&env.brain().args(install).output().unwrap());
+    assert!(stderr.contains(".git/info is a symbolic link"), "{stderr}");
+    assert!(!env.project_dir.join(".cursor/rules").exists() && !env.project_dir.join(".cursor/hooks.json").exists());
+    assert_eq!(crate::vault_support::fingerprint(&outside), before);
+}
+
+/// `brain inject` never replaces a CLAUDE.md that is a link (`CLAUDE.md -> AGENTS.md` is
+/// common) nor writes through it: refused, naming the file it points to.
+#[test]
+fn inject_refuses_a_target_file_that_is_a_link() {
+    let env = Env::new();
+    env.remember(&["--title", "Deploys go through the release train", "--content", "Never deploy on Fridays"]);
+    std::fs::write(env.project_dir.join("AGENTS.md"), "# Agents\n").unwrap();
+    std::os::unix::fs::symlink("AGENTS.md", env.project_dir.join("CLAUDE.md")).unwrap();
+    let stderr = failed_with(&env.brain().arg("inject").output().unwrap());
+    assert!(stderr.contains("CLAUDE.md is a symbolic link to AGENTS.md"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(env.project_dir.join("AGENTS.md")).unwrap(), "# Agents\n");
+    assert!(std::fs::symlink_metadata(env.project_dir.join("CLAUDE.md")).unwrap().file_type().is_symlink());
+    env.brain().args(["inject", "--target", "AGENTS.md"]).assert().success();
+    assert!(std::fs::read_to_string(env.project_dir.join("AGENTS.md")).unwrap().starts_with("# Agents\n"));
+}
+
+/// `brain plugin write DIR` refuses a symlinked folder inside DIR (nothing written), and
+/// merges brain into another plugin's marketplace files: the other plugins and keys kept,
+/// the previous file kept as `<file>.brain-backup`; a broken one is refused.
+#[test]
+fn plugin_write_merges_marketplaces_and_never_writes_through_a_link() {
+    let env = Env::new();
+    let outside = outside(&env);
+    let dir = env.dir.path().join("marketplace");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join(".claude-plugin")).unwrap();
+    let write = |env: &Env| env.brain().args(["plugin", "write", dir.to_str().unwrap(), "--command", "brain"]).output();
+    let stderr = failed_with(&write(&env).unwrap());
+    assert!(stderr.contains(".claude-plugin is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written where the link leads");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "nothing written in DIR: {stderr}");
+    std::fs::remove_file(dir.join(".claude-plugin")).unwrap();
+
+    // Another plugin's marketplaces.
+    let claude_path = dir.join(".claude-plugin/marketplace.json");
+    let codex_path = dir.join(".agents/plugins/marketplace.json");
+    let claude = "{\n  \"name\": \"acme\",\n  \"owner\": {\"name\": \"Acme\"},\n  \"plugins\": [\n    \
+                  {\"name\": \"acme-tools\", \"source\": \"./acme-tools\"},\n    {\"name\": \"brain\", \"source\": \"./old\"}\n  ]\n}\n";
+    let codex = "{\"name\": \"acme\", \"plugins\": [{\"name\": \"acme-tools\", \"source\": {\"source\": \"local\", \"path\": \"./acme-tools\"}}]}\n";
+    for (path, text) in [(&claude_path, claude), (&codex_path, codex)] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let output = write(&env).unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("brain@acme"), "the install names its marketplace");
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&claude_path).unwrap()).unwrap();
+    assert_eq!((merged["name"].clone(), merged["owner"].clone()), (json!("acme"), json!({"name": "Acme"})));
+    let plugins = merged["plugins"].as_array().unwrap();
+    assert_eq!(plugins.len(), 2, "{merged}");
+    assert_eq!(plugins[0], json!({"name": "acme-tools", "source": "./acme-tools"}));
+    assert_eq!((plugins[1]["name"].clone(), plugins[1]["source"].clone()), (json!("brain"), json!("./brain")));
+    assert_eq!(std::fs::read_to_string(dir.join(".claude-plugin/marketplace.json.brain-backup")).unwrap(), claude);
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&codex_path).unwrap()).unwrap();
+    let names: Vec<&str> = merged["plugins"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["acme-tools", "brain"]);
+    assert_eq!(std::fs::read_to_string(dir.join(".agents/plugins/marketplace.json.brain-backup")).unwrap(), codex);
+    let again = write(&env).unwrap();
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 file(s) written"), "{again:?}");
+
+    // A marketplace that is not JSON is refused before anything is written.
+    std::fs::write(&codex_path, "{not json").unwrap();
+    std::fs::remove_dir_all(dir.join("brain")).unwrap();
+    let stderr = failed_with(&write(&env).unwrap());
+    assert!(stderr.contains(".agents/plugins/marketplace.json") && stderr.contains("refusing"), "{stderr}");
+    assert!(!dir.join("brain").exists(), "nothing written");
+}

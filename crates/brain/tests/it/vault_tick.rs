@@ -571,3 +571,25 @@ fn a_one_digit_heat_change_is_refused_when_the_file_changed_or_was_replaced_mean
         assert_eq!(vault.read(MID), user.replace("heat: 5\n", "heat: 2\n"), "replace: {replace}");
     }
 }
+
+/// Issue 27, item 10: a generated note the user copied among their own notes (say, a pointer
+/// kept as a bookmark, an amygdala note kept as a record) is theirs: no tick rewrites or
+/// removes it, whatever happens to the arc it names. The tick owns only its own folders.
+#[test]
+fn copies_of_generated_notes_outside_the_ticks_folders_are_never_removed() {
+    let env = Env::new();
+    let vault = standard_vault(&env);
+    tick(&env, &vault, &[]);
+    let pointer = vault.read(POINTER);
+    let signal_note = files_in(&vault, "amygdala").into_iter().next().unwrap();
+    let signal = vault.read(&format!("amygdala/{signal_note}"));
+    vault.write("notes/kept-pointer.md", &pointer);
+    vault.write("notes/kept-signal.md", &signal);
+    // The hot arc goes: its pointer and signal note go with it, the copies stay.
+    std::fs::remove_file(vault.path(crate::vault_support::HOT)).unwrap();
+    let report = tick(&env, &vault, &[]);
+    assert!(!vault.exists(POINTER), "{report}");
+    assert!(!vault.exists(&format!("amygdala/{signal_note}")), "{report}");
+    assert_eq!(vault.read("notes/kept-pointer.md"), pointer, "{report}");
+    assert_eq!(vault.read("notes/kept-signal.md"), signal, "{report}");
+}

@@ -10,7 +10,7 @@ use crate::capture::Host;
 use crate::config;
 use crate::error::{BrainError, BrainResult};
 use crate::hook::install::{self, Change, InstallOutcome, InstallScope};
-use crate::hook::{self, CaptureEvent, HookEvent, HookRun, cursor, hosts};
+use crate::hook::{self, CaptureEvent, HookEvent, HookRun, cursor, hosts, repo_files};
 use crate::output::Out;
 
 #[derive(Debug, clap::Args)]
@@ -185,7 +185,14 @@ fn settings_file(context: &Context, host: Host, scope: Scope, explicit: Option<&
         (_, home) => home.unwrap_or_default(),
     };
     let codex_home = std::env::var_os("CODEX_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from);
-    Ok(install::settings_path(host, scope, &home, &config::project_root(&context.cwd), codex_home.as_deref()))
+    let project_root = config::project_root(&context.cwd);
+    let path = install::settings_path(host, scope, &home, &project_root, codex_home.as_deref());
+    // A project's settings are in the repository, which may carry links; the user's own
+    // (a dotfiles link to ~/.claude is common) and an explicit --settings are followed.
+    if scope == InstallScope::Project {
+        repo_files::refuse_links(&project_root, &path)?;
+    }
+    Ok(path)
 }
 
 /// What installed hooks run before `hook …`: this binary (quoted when its path needs it) or
@@ -226,6 +233,10 @@ fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<
     let host = args.agent.host();
     let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
     let prefix = command_prefix(context, args.command)?;
+    if host == Host::Cursor {
+        // Refused before the settings are written, so a refusal leaves nothing half done.
+        cursor::refuse_links(&config::project_root(&context.cwd))?;
+    }
     let mut outcome = install::apply(&settings, host, &prefix, Change::Install, args.dry_run)?;
     outcome.notes.extend(host_notes(host, args.scope));
     if host == Host::Cursor {
@@ -241,10 +252,12 @@ fn run_uninstall(context: &Context, args: UninstallArgs, json: bool) -> BrainRes
     if host == Host::Cursor {
         let root = config::project_root(&context.cwd);
         let path = cursor::rule_path(&root);
-        if args.dry_run && cursor::is_managed(&path) {
-            outcome.notes.push(format!("would remove {}", path.display()));
-        } else if !args.dry_run && cursor::remove(&root)? {
-            outcome.notes.push(format!("removed {}", path.display()));
+        let verb = if args.dry_run { "would remove" } else { "removed" };
+        let removed = if args.dry_run { cursor::managed_rule(&root) } else { cursor::remove(&root) };
+        match removed {
+            Ok(true) => outcome.notes.push(format!("{verb} {}", path.display())),
+            Ok(false) => {}
+            Err(err) => outcome.notes.push(format!("left {}: {err}", path.display())),
         }
     }
     report(&outcome, json, "removed")

@@ -37,11 +37,13 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     if !dir.is_dir() {
         return Err(BrainError::user(format!("folder {} does not exist", dir.display())));
     }
+    let path = dir.join(target);
+    crate::hook::repo_files::refuse_links(&dir, &path)?;
     let mut options = brain.brain_options(&args.budget.overrides());
     if let Some(budget) = args.budget.token_budget {
         options.summary.token_budget = budget;
     }
-    let outcome = brain.inject(&dir.join(target), &options)?;
+    let outcome = brain.inject(&path, &options)?;
     let mut out = Out::new();
     if json {
         out.json(&outcome);

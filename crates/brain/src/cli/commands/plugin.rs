@@ -63,13 +63,19 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     for file in &outcome.written {
         out.line(format!("wrote {file}"));
     }
+    for backup in &outcome.backups {
+        eprintln!("another marketplace was there: brain was merged into it, the previous file kept as {backup}");
+    }
     eprintln!(
         "{} file(s) written, {} already up to date in {}; install with `claude plugin marketplace add {dir}` and \
-         `claude plugin install brain@brain`, or `codex plugin marketplace add {dir}` and `codex plugin add brain@brain`",
+         `claude plugin install brain@{claude}`, or `codex plugin marketplace add {dir}` and `codex plugin add \
+         brain@{codex}`",
         outcome.written.len(),
         outcome.unchanged.len(),
         outcome.dir,
-        dir = outcome.dir
+        dir = outcome.dir,
+        claude = outcome.claude_marketplace,
+        codex = outcome.codex_marketplace,
     );
     Ok(())
 }
