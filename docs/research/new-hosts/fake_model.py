@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Fake model server on loopback for running agent CLIs offline (extends brain's
+crates/brain/tests/hosts/fake_model.py).
+
+APIs:
+- OpenAI Chat Completions: POST .../chat/completions (stream or not), tool calls.
+- OpenAI Responses: POST .../responses (SSE), tool calls (function_call items).
+- Anthropic Messages: POST .../messages (SSE), text only.
+- GET .../models: one model "fake".
+
+Tool calls: if the LAST message is from the user (not a tool result) and any user message
+contains a line `CALL name1|name2 {json-args}`, the server answers with a call to the first
+tool offered in the request whose name matches one of name1|name2 (in the order listed).
+Otherwise it answers with the text REPLY.
+
+Logs: --log FILE gets "METHOD PATH marker=yes|no tools=[...]" per request; --bodies FILE
+gets one JSON line per request {"method","path","headers","body"} (full body).
+Prints "listening PORT"; stops when stdin closes (or runs forever with --forever).
+"""
+import argparse, json, re, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+REPLY = "Done: the hook ran."
+CALL_RE = re.compile(r"CALL ([A-Za-z0-9_|.\-]+) (\{.*\})[^}\n]*$", re.M)
+
+
+def text_of(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for part in content:
+            if isinstance(part, dict):
+                out.append(str(part.get("text") or part.get("content") or ""))
+            else:
+                out.append(str(part))
+        return "\n".join(out)
+    return ""
+
+
+def tool_names(body):
+    names = []
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if fn.get("name"):
+            names.append(fn["name"])
+    return names
+
+
+def normalize_args(args):
+    """The CALL line's JSON, re-serialised; a prompt some host quoted (\\" for ") is unescaped."""
+    for text in (args, args.replace('\\"', '"')):
+        try:
+            return json.dumps(json.loads(text))
+        except ValueError:
+            pass
+    return args
+
+
+def wanted_call(body, messages, last_is_user=None):
+    """(name, args) when the conversation asks for a tool call now: the CALL lines of the
+    latest user message holding any, issued one per request, in order; a CALL line whose
+    tools are not offered is skipped."""
+    offered = tool_names(body)
+    anchor, calls = None, []
+    for i, msg in enumerate(messages):
+        if msg.get("role") == "user":
+            found = CALL_RE.findall(text_of(msg.get("content")))
+            if found:
+                anchor, calls = i, found
+    if anchor is None:
+        return None
+    done = sum(1 for m in messages[anchor + 1:]
+               if m.get("role") == "tool" or m.get("type") == "function_call_output")
+    for names, args in calls[done:]:
+        for name in names.split("|"):
+            if name in offered:
+                return name, normalize_args(args)
+        return None
+    return None
+
+
+def sse(handler, events, done=False):
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    for name, data in events:
+        chunk = f"event: {name}\n" if name else ""
+        chunk += f"data: {json.dumps(data)}\n\n"
+        handler.wfile.write(chunk.encode())
+        handler.wfile.flush()
+    if done:
+        handler.wfile.write(b"data: [DONE]\n\n")
+        handler.wfile.flush()
+    handler.close_connection = True
+
+
+def chat_completions(handler, body):
+    model = body.get("model", "fake")
+    messages = body.get("messages") or []
+    last_is_user = bool(messages) and messages[-1].get("role") == "user"
+    call = wanted_call(body, messages, last_is_user)
+    created = int(time.time())
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model}
+    if call:
+        name, args = call
+        tc = {"index": 0, "id": f"call_{int(time.time()*1000)}", "type": "function",
+              "function": {"name": name, "arguments": args}}
+        if not body.get("stream"):
+            return handler.json({"id": "chatcmpl-fake", "object": "chat.completion", "created": created, "model": model,
+                                 "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                                     "role": "assistant", "content": None, "tool_calls": [
+                                         {k: v for k, v in tc.items() if k != "index"}]}}], "usage": usage})
+        return sse(handler, [
+            (None, dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [tc]}, "finish_reason": None}])),
+            (None, dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "tool_calls"}])),
+            (None, dict(base, choices=[], usage=usage)),
+        ], done=True)
+    if not body.get("stream"):
+        return handler.json({"id": "chatcmpl-fake", "object": "chat.completion", "created": created, "model": model,
+                             "choices": [{"index": 0, "finish_reason": "stop",
+                                          "message": {"role": "assistant", "content": REPLY}}], "usage": usage})
+    sse(handler, [
+        (None, dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])),
+        (None, dict(base, choices=[{"index": 0, "delta": {"content": REPLY}, "finish_reason": None}])),
+        (None, dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+        (None, dict(base, choices=[], usage=usage)),
+    ], done=True)
+
+
+def openai_responses(handler, body):
+    model = body.get("model", "fake")
+    items = body.get("input") or []
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    msgs = [i for i in items if isinstance(i, dict)]
+    last = msgs[-1] if msgs else {}
+    last_is_user = last.get("role") == "user" or (last.get("type") == "message" and last.get("role") == "user")
+    call = wanted_call(body, msgs)
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    if call:
+        name, args = call
+        item = {"type": "function_call", "id": "fc_fake", "call_id": f"call_{int(time.time()*1000)}",
+                "name": name, "arguments": args, "status": "completed"}
+        delta_ev = ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta",
+                    "item_id": "fc_fake", "output_index": 0, "delta": args})
+    else:
+        item = {"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
+        delta_ev = ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": "msg_fake",
+                    "output_index": 0, "content_index": 0, "delta": REPLY})
+    response = {"id": "resp_fake", "object": "response", "created_at": int(time.time()), "model": model,
+                "status": "completed", "output": [item], "usage": usage}
+    created = dict(response, status="in_progress", output=[])
+    added = dict(item, status="in_progress")
+    if item["type"] == "message":
+        added["content"] = []
+    else:
+        added["arguments"] = ""
+    sse(handler, [
+        ("response.created", {"type": "response.created", "response": created}),
+        ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": added}),
+        delta_ev,
+        ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+        ("response.completed", {"type": "response.completed", "response": response}),
+    ])
+
+
+def anthropic(handler, body):
+    model = body.get("model", "claude")
+    usage = {"input_tokens": 10, "output_tokens": 0}
+    sse(handler, [
+        ("message_start", {"type": "message_start", "message": {"id": "msg_fake", "type": "message", "role": "assistant",
+                           "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def json(self, value, status=200):
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def record(self, raw=b""):
+        srv = self.server
+        with srv.lock:
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode("utf-8", "replace")
+            if srv.log_path:
+                seen = "yes" if srv.marker and srv.marker.encode() in raw else "no"
+                found = sorted(set(re.findall(rb"MK-[A-Za-z0-9_\-]+", raw or b"")))
+                markers = ",".join(m.decode() for m in found)
+                tools = tool_names(body) if isinstance(body, dict) else []
+                with open(srv.log_path, "a") as log:
+                    log.write(f"{self.command} {self.path} marker={seen} markers=[{markers}] tools={len(tools)}\n")
+            if srv.bodies_path:
+                with open(srv.bodies_path, "a") as out:
+                    out.write(json.dumps({"method": self.command, "path": self.path,
+                                          "headers": dict(self.headers), "body": body}) + "\n")
+
+    def do_GET(self):
+        self.record()
+        self.json({"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
+
+    def do_HEAD(self):
+        self.record()
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            raw = self.rfile.read(length)
+        elif self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            raw = b""
+            while True:
+                size = int(self.rfile.readline().strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                raw += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            raw = b""
+        self.record(raw)
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        path = self.path.split("?")[0]
+        if path.endswith("/chat/completions"):
+            return chat_completions(self, body)
+        if path.endswith("/responses"):
+            return openai_responses(self, body)
+        if path.endswith("/messages/count_tokens"):
+            return self.json({"input_tokens": 10})
+        if path.endswith("/messages"):
+            return anthropic(self, body)
+        self.json({"error": {"message": f"fake model server: no API at {path}"}}, status=404)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--log", default="")
+    p.add_argument("--bodies", default="")
+    p.add_argument("--marker", default="")
+    p.add_argument("--markers", default="", help="comma-separated markers to report per request")
+    p.add_argument("--forever", action="store_true")
+    a = p.parse_args()
+    srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
+    srv.daemon_threads = True
+    srv.log_path, srv.bodies_path, srv.marker = a.log, a.bodies, a.marker
+    srv.markers = [m for m in a.markers.split(",") if m]
+    srv.lock = threading.Lock()
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    print(f"listening {srv.server_address[1]}", flush=True)
+    try:
+        if a.forever:
+            threading.Event().wait()
+        else:
+            sys.stdin.read()
+    except KeyboardInterrupt:
+        pass
+    srv.shutdown()
+
+
+if __name__ == "__main__":
+    main()
