@@ -96,16 +96,30 @@ fn find_secrets(text: &str, may_match: impl Fn(usize) -> bool) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (index, (detector, regex)) in DETECTORS.iter().zip(DETECTOR_REGEXES.iter()).enumerate() {
         if may_match(index) {
-            run_detector(text, regex, detector.check, &mut findings);
+            run_detector(text, regex, detector.check, Resume::AfterFinding, &mut findings);
         }
     }
     // Not regexes in the prefilter: a counted run in its automaton costs every text a third
     // more, and the prose labels about half (see `PROSE_PASSWORD_ASCII_LABEL`).
     findings.extend(bare_aws_secrets(text));
     if PROSE_PASSWORD_DETECTOR.may_match(text) {
-        run_detector(text, &PROSE_PASSWORD_DETECTOR.detector, check_prose_password, &mut findings);
+        // Its matches end at the separator and a value may hold another label with its own
+        // value (`--password "the password "X""`): searched again from the separator.
+        let detector = &PROSE_PASSWORD_DETECTOR.detector;
+        run_detector(text, detector, check_prose_password, Resume::AfterMatch, &mut findings);
     }
-    outside_markers(text, merge(findings))
+    // Markers first, then merging: a finding that touches a marker (a private-key block run
+    // on through `[REDACTED:jwt]`) must not take a secret it overlaps down with it.
+    merge(outside_markers(text, findings))
+}
+
+/// Where a detector searches again after an accepted match.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resume {
+    /// After the match and its finding (which may run on past the match).
+    AfterFinding,
+    /// After the match only: the finding is not searched past.
+    AfterMatch,
 }
 
 /// Every match of one detector's `regex` that its `check` accepts, added to `findings`.
@@ -113,6 +127,7 @@ fn run_detector(
     text: &str,
     regex: &Regex,
     check: fn(&str, &Captures<'_>) -> Option<Finding>,
+    resume: Resume,
     findings: &mut Vec<Finding>,
 ) {
     let mut at = 0;
@@ -120,7 +135,8 @@ fn run_detector(
         let whole = caps.get(0).expect("group 0 always participates");
         match check(text, &caps) {
             Some(finding) => {
-                at = whole.end().max(finding.range.end).max(next_char(text, whole.start()));
+                let end = if resume == Resume::AfterFinding { whole.end().max(finding.range.end) } else { whole.end() };
+                at = end.max(next_char(text, whole.start()));
                 findings.push(finding);
             }
             // A rejected match may hide a real one inside it (`"note": "password=…"`),

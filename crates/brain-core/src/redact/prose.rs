@@ -82,9 +82,12 @@ pub(super) fn check_prose_password(text: &str, caps: &Captures<'_>) -> Option<Fi
     {
         return None;
     }
+    // A bare word may run on into what follows it (`X,and`, `X;see`): it counts as a
+    // password when its head does, and is redacted whole.
+    let head = value_text.split([',', ';']).next().unwrap_or(value_text);
     let accepted = if crossed_line && separator != Separator::Colon {
         false
-    } else if looks_like_password(value_text) {
+    } else if looks_like_password(value_text) || (quoted_by.is_none() && looks_like_password(head)) {
         true
     } else if let Some(quote) = quoted_by {
         quoted_value_counts(text, key_start, value.clone(), quote, label, separator)

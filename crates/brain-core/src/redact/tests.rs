@@ -373,7 +373,53 @@ mod corpus {
         proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..24).prop_map(|parts| parts.concat())
     }
 
+    /// The passwords named in prose that the fuzz target `redact_planted` plants (issue 27):
+    /// the words before the value, the value, what closes it.
+    const PROSE_PLANTED: &[(&str, &str, &str)] = &[
+        ("db password: ", "Xk9mQ2vLpFUZZ7zRw", ""),
+        ("The staging password: ", "Hq3vT8wLmFUZZ2Zk", ""),
+        ("we set the db_password: ", "Pq7Lm3Xz9FUZZVb2", ""),
+        ("Login is admin, password ", "Zr5Tg8Uj1FUZZIk4o", ""),
+        ("- **DB password**: ", "Xk9$mQ2!vLpFUZZ", ""),
+        ("the vpn pw: ", "Hq3vT8wLm2FUZZ", ""),
+        ("the client secret: ", "Pq7Lm3Xz9Vb2FUZZ", ""),
+        ("password for the staging db: ", "Zr5Tg8Uj1Ik4FUZZ", ""),
+        ("| password | ", "Xk9mQ2vLpFUZZ7zRw", " |"),
+        ("数据库密码：", "Xk9mQ2vLpFUZZ7zRw", ""),
+        ("the admin password:\n  ", "Hq3vT8wLmFUZZ2Zk", ""),
+        ("the password \"", "Tr0ub4dor&3FUZZ", "\""),
+    ];
+
+    /// What the fuzz target puts between a planted secret and its surroundings.
+    const SEPARATORS: &[(&str, &str)] = &[
+        (" ", " "),
+        ("\n", "\n"),
+        ("\t", "\t"),
+        ("\"", "\""),
+        ("'", "'"),
+        ("(", ")"),
+        ("`", "`"),
+        ("<", ">"),
+        (": ", ","),
+    ];
+
     proptest! {
+        #[test]
+        fn a_password_named_in_prose_never_survives_whatever_surrounds_it(
+            before in prop_oneof![any::<String>(), secret_shaped_text()],
+            after in prop_oneof![any::<String>(), secret_shaped_text()],
+            form in 0..PROSE_PLANTED.len(),
+            separator in 0..SEPARATORS.len(),
+        ) {
+            let (label, value, end) = PROSE_PLANTED[form];
+            prop_assume!(!before.contains(value) && !after.contains(value));
+            let (open, close) = SEPARATORS[separator];
+            let input = format!("{before}{open}{label}{value}{end}{close}{after}");
+            let once = redact(&input).text;
+            prop_assert!(!once.contains(value), "{value} survived in {once:?}");
+            prop_assert_eq!(redact(&once).text, once);
+        }
+
         #[test]
         fn redaction_is_idempotent_on_secret_shaped_text(text in secret_shaped_text()) {
             let once = redact(&text);
@@ -621,6 +667,22 @@ mod prose_passwords {
         ] {
             assert_redacted(input, secret);
         }
+    }
+
+    /// Found by the proptest that mirrors the fuzz target: a private-key block that ran on
+    /// through an earlier marker was dropped after merging with the password inside it.
+    #[test]
+    fn a_password_inside_a_block_that_touches_a_marker_is_redacted() {
+        let input = "-----BEGIN RSA PRIVATE KEY-----[REDACTED:jwt] db password: Xk9mQ2vLpFUZZ7zRw -----END RSA PRIVATE KEY-----";
+        assert_redacted(input, "Xk9mQ2vLpFUZZ7zRw");
+    }
+
+    /// Found by the same proptest: the value of one label held another label, whose value
+    /// was skipped past.
+    #[test]
+    fn a_label_inside_another_labels_value_is_searched_too() {
+        let redacted = redact_str("--password \"the password \"Tr0ub4dor&3FUZZ\"\"");
+        assert!(!redacted.contains("Tr0ub4dor&3FUZZ"), "{redacted}");
     }
 
     #[test]
