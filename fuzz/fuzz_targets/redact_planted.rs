@@ -1,10 +1,11 @@
 //! The redactor's promise: a planted secret never survives, whatever text surrounds it.
 //!
 //! The input chooses a secret (every self-identifying format the redactor knows: vendor
-//! tokens, AWS keys, JWTs, a PEM private key), a separator and the text before and after it.
-//! A secret glued to other characters is another word (`xghp_…`), so the surroundings meet
-//! it at a separator, as in any text. Also: never a panic, ranges on char boundaries, and
-//! redacting twice equals redacting once.
+//! tokens, AWS keys, JWTs, a PEM private key; or a password named in prose, label and value:
+//! "db password: X", "Login is admin, password X", issue 27), a separator and the text
+//! before and after it. A secret glued to other characters is another word (`xghp_…`), so
+//! the surroundings meet it at a separator, as in any text. Also: never a panic, ranges on
+//! char boundaries, and redacting twice equals redacting once.
 #![no_main]
 
 use brain_core::redact::{redact, redact_str};
@@ -34,6 +35,24 @@ const SECRETS: &[&str] = &[
     "-----BEGIN RSA PRIVATE KEY-----\nFUZZEXAMPLEexample0123FUZZEXAMPLEexample0123FUZZEXAMPLEexample01\n-----END RSA PRIVATE KEY-----",
 ];
 
+/// Passwords named in prose (issue 27): the words before the value, the value (what must not
+/// survive) and what closes it. Values mix letters with digits or symbols, as a password the
+/// redactor recognises in any sentence does.
+const PROSE_PASSWORDS: &[(&str, &str, &str)] = &[
+    ("db password: ", "Xk9mQ2vLpFUZZ7zRw", ""),
+    ("The staging password: ", "Hq3vT8wLmFUZZ2Zk", ""),
+    ("we set the db_password: ", "Pq7Lm3Xz9FUZZVb2", ""),
+    ("Login is admin, password ", "Zr5Tg8Uj1FUZZIk4o", ""),
+    ("- **DB password**: ", "Xk9$mQ2!vLpFUZZ", ""),
+    ("the vpn pw: ", "Hq3vT8wLm2FUZZ", ""),
+    ("the client secret: ", "Pq7Lm3Xz9Vb2FUZZ", ""),
+    ("password for the staging db: ", "Zr5Tg8Uj1Ik4FUZZ", ""),
+    ("| password | ", "Xk9mQ2vLpFUZZ7zRw", " |"),
+    ("数据库密码：", "Xk9mQ2vLpFUZZ7zRw", ""),
+    ("the admin password:\n  ", "Hq3vT8wLmFUZZ2Zk", ""),
+    ("the password \"", "Tr0ub4dor&3FUZZ", "\""),
+];
+
 /// What may stand between the secret and its surroundings.
 const SEPARATORS: &[(&str, &str)] =
     &[(" ", " "), ("\n", "\n"), ("\t", "\t"), ("\"", "\""), ("'", "'"), ("(", ")"), ("`", "`"), ("<", ">"), (": ", ",")];
@@ -42,7 +61,16 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 4 {
         return;
     }
-    let secret = SECRETS[usize::from(data[0]) % SECRETS.len()];
+    let choice = usize::from(data[0]) % (SECRETS.len() + PROSE_PASSWORDS.len());
+    // The text planted, and what of it must not survive: for a multi-line secret its key
+    // line, for a password named in prose its value.
+    let (planted, needle) = match SECRETS.get(choice) {
+        Some(secret) => (secret.to_string(), secret.lines().nth(1).unwrap_or(secret)),
+        None => {
+            let (label, value, end) = PROSE_PASSWORDS[choice - SECRETS.len()];
+            (format!("{label}{value}{end}"), value)
+        }
+    };
     let (open, close) = SEPARATORS[usize::from(data[1]) % SEPARATORS.len()];
     let text = String::from_utf8_lossy(&data[4..]);
     let mut cut = usize::from(u16::from_le_bytes([data[2], data[3]])) % (text.len() + 1);
@@ -50,13 +78,11 @@ fuzz_target!(|data: &[u8]| {
         cut -= 1;
     }
     let (before, after) = text.split_at(cut);
-    // The secret, or for a multi-line one its key line.
-    let needle = secret.lines().nth(1).unwrap_or(secret);
     if before.contains(needle) || after.contains(needle) {
         // The fuzzer copied it into the surroundings, glued to other words: not planted.
         return;
     }
-    let input = format!("{before}{open}{secret}{close}{after}");
+    let input = format!("{before}{open}{planted}{close}{after}");
     let redacted = redact(&input);
     for redaction in &redacted.redactions {
         assert!(input.is_char_boundary(redaction.start) && input.is_char_boundary(redaction.end));

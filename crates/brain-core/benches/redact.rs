@@ -52,6 +52,24 @@ fn mix_64k_with_secrets(bencher: Bencher) {
     bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
 }
 
+/// Prose that names passwords, secrets and credentials on every line and holds none (the
+/// lines of `tests/data/redaction/prose.txt`), 64 KB: the prose password detector runs on
+/// every label and rejects it.
+fn prose_naming_passwords() -> String {
+    let lines: Vec<&str> = include_str!("../tests/data/redaction/prose.txt")
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('%'))
+        .collect();
+    let block = lines.join("\n") + "\n";
+    block.repeat(65_536 / block.len() + 1)
+}
+
+#[divan::bench]
+fn prose_64k_naming_passwords(bencher: Bencher) {
+    let text = prose_naming_passwords();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}
+
 #[divan::bench]
 fn base64_blob_64k(bencher: Bencher) {
     // A long run of the key alphabet (an image pasted as base64): judged once, not per byte.

@@ -5,6 +5,7 @@ use std::ops::Range;
 use regex::Captures;
 
 use super::patterns::Finding;
+use super::prose::looks_like_password;
 use super::values::*;
 
 pub(super) fn whole(caps: &Captures<'_>, kind: &'static str) -> Option<Finding> {
@@ -216,6 +217,9 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     if quoted.is_none() && bare_value_is_code(text, caps, &words, key.start(), value.range()) {
         return None;
     }
+    if quoted.is_some() && quote_closes_a_string_around_the_key(text, key.range()) && !looks_like_password(value_text) {
+        return None;
+    }
     let colon_prose = quoted.is_none()
         && caps.name("sep").is_some_and(|sep| sep.as_str() == ":")
         && (!reads_as_config_line(text, key.start(), value.end()) || is_prose_label(key.as_str(), value_text));
@@ -230,6 +234,20 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     // make a long run of candidates quadratic.
     let range = if quoted.is_some() { value.range() } else { value.start()..bare_run_end(text, value.end()) };
     Some(Finding { range, kind })
+}
+
+/// `print("password:", pw, "user:", name)`: the key is inside a string (an odd number of
+/// that quote before it on its line, and no quote of its own), so the quote after the
+/// separator closes that string rather than opening a value. A quoted key
+/// (`"password": "x"`) is not inside one.
+fn quote_closes_a_string_around_the_key(text: &str, key: Range<usize>) -> bool {
+    let Some(quote) = text[key.end..].trim_start_matches([':', '=', ' ', '\t']).chars().next() else {
+        return false;
+    };
+    if !matches!(quote, '"' | '\'') || text[key.end..].starts_with(quote) {
+        return false;
+    }
+    line_before(text, key.start).matches(quote).count() % 2 == 1
 }
 
 /// The end of a bare value that the pattern may have cut at 128 characters.
@@ -261,6 +279,13 @@ fn bare_value_is_code(
     let normalized: String =
         value_text.chars().filter(|c| !matches!(c, '_' | '-')).map(|c| c.to_ascii_lowercase()).collect();
     if key_words.concat() == normalized || key_words.last().is_some_and(|last| *last == normalized) {
+        return true;
+    }
+    // A key found again inside a longer one it ends (`--cdc-password=CDC_PASSWORD`, searched
+    // again from `password` once the whole key was judged) is compared as the whole key.
+    let glued_start = glued_key_start(text, key_start);
+    let key_end = caps.name("key").map_or(key_start, |key| key.end());
+    if glued_start < key_start && super::values::key_words(&text[glued_start..key_end]).concat() == normalized {
         return true;
     }
     let next = text[value.end..].chars().next();
@@ -318,7 +343,7 @@ fn reads_as_config_line(text: &str, key_start: usize, value_end: usize) -> bool 
 const LINE_CONTEXT: usize = 256;
 
 /// The line before `pos`, or its last [`LINE_CONTEXT`] bytes (rounded to a char boundary).
-fn line_before(text: &str, pos: usize) -> &str {
+pub(super) fn line_before(text: &str, pos: usize) -> &str {
     let mut start = pos.saturating_sub(LINE_CONTEXT);
     while !text.is_char_boundary(start) {
         start -= 1;
@@ -327,7 +352,7 @@ fn line_before(text: &str, pos: usize) -> &str {
 }
 
 /// The line after `pos`, or its first [`LINE_CONTEXT`] bytes (rounded to a char boundary).
-fn line_after(text: &str, pos: usize) -> &str {
+pub(super) fn line_after(text: &str, pos: usize) -> &str {
     let mut end = (pos + LINE_CONTEXT).min(text.len());
     while !text.is_char_boundary(end) {
         end += 1;
@@ -336,9 +361,10 @@ fn line_after(text: &str, pos: usize) -> &str {
 }
 
 /// `--password hunter2`: a flag naming a secret, followed by a value that is not a plain
-/// word (a flag followed by a word is too often prose: "pass --token explicitly").
+/// word (a flag followed by a word is too often prose: "pass --token explicitly"), nor
+/// punctuation (`--prompt-for-password | --password=X` in a synopsis).
 pub(super) fn check_flag(_: &str, caps: &Captures<'_>) -> Option<Finding> {
-    let key = caps.name("key").or_else(|| caps.name("word"))?;
+    let key = caps.name("key")?;
     let value = caps.name("dq").or_else(|| caps.name("sq")).or_else(|| caps.name("bare"))?;
     let value_text = value.as_str();
     let words = key_words(key.as_str());
@@ -347,6 +373,7 @@ pub(super) fn check_flag(_: &str, caps: &Captures<'_>) -> Option<Finding> {
         || is_literal(value_text)
         || looks_like_code(value_text)
         || value_text.chars().all(char::is_alphabetic)
+        || !value_text.chars().any(char::is_alphanumeric)
     {
         return None;
     }

@@ -4,14 +4,19 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use regex::{Captures, Regex};
+
 use super::checks::bare_aws_secrets;
-use super::patterns::{DETECTOR_REGEXES, DETECTORS, Finding, PATTERNS, PRIVATE_OPEN_TAG_INDEX, PRIVATE_TAG};
+use super::patterns::{
+    DETECTOR_REGEXES, DETECTORS, Finding, PATTERNS, PRIVATE_OPEN_TAG_INDEX, PRIVATE_TAG, PROSE_PASSWORD_DETECTOR,
+};
+use super::prose::check_prose_password;
 use super::{KINDS, PRIVATE_BLOCK, Redacted, Redaction};
 
 /// Runs the whole transform; `None` when the text is clean (nothing to drop or redact).
 pub(super) fn scan(text: &str) -> Option<Redacted> {
     let hits = PATTERNS.matches(text);
-    if !hits.matched_any() && bare_aws_secrets(text).next().is_none() {
+    if !hits.matched_any() && bare_aws_secrets(text).next().is_none() && !PROSE_PASSWORD_DETECTOR.may_match(text) {
         return None;
     }
     let mut redactions = Vec::new();
@@ -90,29 +95,58 @@ const MAX_EXTRA_ROUNDS: usize = 4;
 fn find_secrets(text: &str, may_match: impl Fn(usize) -> bool) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (index, (detector, regex)) in DETECTORS.iter().zip(DETECTOR_REGEXES.iter()).enumerate() {
-        if !may_match(index) {
-            continue;
-        }
-        let mut at = 0;
-        while let Some(caps) = regex.captures_at(text, at) {
-            let whole = caps.get(0).expect("group 0 always participates");
-            match (detector.check)(text, &caps) {
-                Some(finding) => {
-                    at = whole.end().max(finding.range.end).max(next_char(text, whole.start()));
-                    findings.push(finding);
-                }
-                // A rejected match may hide a real one inside it (`"note": "password=…"`),
-                // so search again from the next character rather than from its end.
-                None => at = next_char(text, whole.start()),
-            }
-            if at > text.len() {
-                break;
-            }
+        if may_match(index) {
+            run_detector(text, regex, detector.check, Resume::AfterFinding, &mut findings);
         }
     }
-    // Not a regex: a counted run in the prefilter's automaton costs every text a third more.
+    // Not regexes in the prefilter: a counted run in its automaton costs every text a third
+    // more, and the prose labels about half (see `PROSE_PASSWORD_ASCII_LABEL`).
     findings.extend(bare_aws_secrets(text));
-    outside_markers(text, merge(findings))
+    if PROSE_PASSWORD_DETECTOR.may_match(text) {
+        // Its matches end at the separator and a value may hold another label with its own
+        // value (`--password "the password "X""`): searched again from the separator.
+        let detector = &PROSE_PASSWORD_DETECTOR.detector;
+        run_detector(text, detector, check_prose_password, Resume::AfterMatch, &mut findings);
+    }
+    // Markers first, then merging: a finding that touches a marker (a private-key block run
+    // on through `[REDACTED:jwt]`) must not take a secret it overlaps down with it.
+    merge(outside_markers(text, findings))
+}
+
+/// Where a detector searches again after an accepted match.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resume {
+    /// After the match and its finding (which may run on past the match).
+    AfterFinding,
+    /// After the match only: the finding is not searched past.
+    AfterMatch,
+}
+
+/// Every match of one detector's `regex` that its `check` accepts, added to `findings`.
+fn run_detector(
+    text: &str,
+    regex: &Regex,
+    check: fn(&str, &Captures<'_>) -> Option<Finding>,
+    resume: Resume,
+    findings: &mut Vec<Finding>,
+) {
+    let mut at = 0;
+    while let Some(caps) = regex.captures_at(text, at) {
+        let whole = caps.get(0).expect("group 0 always participates");
+        match check(text, &caps) {
+            Some(finding) => {
+                let end = if resume == Resume::AfterFinding { whole.end().max(finding.range.end) } else { whole.end() };
+                at = end.max(next_char(text, whole.start()));
+                findings.push(finding);
+            }
+            // A rejected match may hide a real one inside it (`"note": "password=…"`),
+            // so search again from the next character rather than from its end.
+            None => at = next_char(text, whole.start()),
+        }
+        if at > text.len() {
+            break;
+        }
+    }
 }
 
 /// The findings that touch no earlier redaction marker (`[REDACTED:kind]`): a detector

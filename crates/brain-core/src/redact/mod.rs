@@ -53,6 +53,23 @@
 //!   word or a quantity ("the password is wrong", "… is 8 characters long" are prose); after
 //!   token, secret or key, a value that looks like a token (≥ 12 characters mixing letters
 //!   and digits, or random).
+//!   And a password named anywhere in a sentence (`prose.rs`): "db password: X", "The
+//!   staging password: X", "we set the db_password: X", "Login is admin, password X",
+//!   "- **DB password**: X", "password for the staging db: X", "| password | X |", "the
+//!   root password (X)", "set dbPassword to X", a quoted value, a value alone on the next
+//!   line after a colon, `：` and other colons, and the labels `passphrase`, `passcode`,
+//!   `passwd`, `pwd`, `pass`, `pw`, `secret`, `credentials` and `Passwort`, `mot de passe`,
+//!   `contraseña`, `senha`, `Kennwort`, `wachtwoord`, `hasło`, `lösenord`, `пароль`, `密码`,
+//!   `パスワード`, `비밀번호` (the words of other languages that are ASCII are looked for in
+//!   text that is not all ASCII). Whatever the label and separator, a value that looks like
+//!   a password is taken: at least 6 characters without spaces or brackets mixing letters
+//!   with digits or symbols (`hunter2`, `Xk9$mQ2!vLp`), or random material — and not an
+//!   algorithm (`argon2id`, `sha256`), version, date, quantity (`12ms`), identifier
+//!   (`test_v2_login`, `AWS_ACCESS_KEY_ID`), path, URL or e-mail address. After a password
+//!   word and a colon, also a quoted value, and one word or number of four digits or more
+//!   that ends its sentence or line ("the wifi password: changeme." is redacted — a
+//!   dictionary word is no placeholder, as above) unless it describes the password
+//!   (`required`, `hidden`, `unchanged`, `none`, `n/a`, …).
 //! - `high-entropy`: the value of any such assignment, whatever the key, when it looks like
 //!   random key material — see [`looks_high_entropy`] for the exact rule.
 //!
@@ -83,29 +100,45 @@
 //!   and a capitalized label followed by a plain word (`Auth: done`) is a note. "Fixed the
 //!   auth: it expired" is a sentence. Consequently a multi-word unquoted YAML value
 //!   (`password: two words`) is not caught by the key-name rule; quote it, as YAML style
-//!   guides ask. Likewise `password <value>` and `--password <value>` count only when the
-//!   value is not a plain word ("the password policy", "pass --token explicitly").
+//!   guides ask. Likewise `--password <value>` counts only when the value is not a plain
+//!   word nor punctuation ("pass --token explicitly", `--prompt-for-password | …`).
+//! - **Prose about passwords.** After a password label in a sentence, a value that does not
+//!   look like a password is kept when it is followed by more words ("password: see the
+//!   vault", "reset your password in settings", "the password field is required", "password
+//!   policy: 12 characters minimum"), by a comma ("the wifi password: sunshine, and …" — a
+//!   dictionary word that does not end its sentence is not taken), or when the separator is
+//!   not a colon ("the password — see the runbook", "the password to the vault"); `pass`,
+//!   `pw` and `pwd` count only with a separator ("pass the test", "pwd /home"); a label that
+//!   is a field of a described format (`username:password:uid`), a variable (`$PASSWORD`)
+//!   or inside a string whose quote the value would close (`print("password:", pw)`) is not
+//!   one. Known gaps: an unquoted passphrase of several words, a value before its label
+//!   ("admin/X are the credentials"), a user and password spaced around a slash, and
+//!   passwords with brackets.
 //! - Hashes and identifiers: hex digests (git SHAs, sha256 in lockfiles), UUIDs, SRI
 //!   `sha512-…` integrity strings, ULIDs (`mem_01J…`), semver, paths, e-mail addresses, URLs
 //!   without a password, `data:` URIs (image bytes are not credentials).
 //!
 //! Detection is deterministic regex work: all patterns are compiled once, and a single
-//! [`RegexSet`] pass decides which detectors need to run, so clean text costs one scan.
+//! [`RegexSet`] pass decides which detectors need to run, so clean text costs one scan (and
+//! two searches that are not in the set because they would slow it down: a byte scan for
+//! bare AWS secret keys and a search for four literals that every prose password label
+//! contains).
 
 //!
 //! # Layout
 //!
 //! `patterns.rs` holds the regexes and the detector table, `checks.rs` the checks that
-//! accept a match or reject a look-alike, `values.rs` the rules on key names and values
-//! (placeholders, code, entropy), `engine.rs` the transform (private blocks, the prefilter,
-//! merging findings, offsets back into the input), `fields.rs` the redaction of every
-//! free-text field of an item, and `tests.rs` the corpus tests
-//! (`tests/data/redaction/`).
+//! accept a match or reject a look-alike, `prose.rs` the check of passwords named in prose,
+//! `values.rs` the rules on key names and values (placeholders, code, entropy), `engine.rs`
+//! the transform (private blocks, the prefilter, merging findings, offsets back into the
+//! input), `fields.rs` the redaction of every free-text field of an item, and `tests.rs` the
+//! corpus tests (`tests/data/redaction/`) and the false-positive measurement.
 
 mod checks;
 mod engine;
 mod fields;
 mod patterns;
+mod prose;
 mod values;
 
 #[cfg(test)]
@@ -210,6 +243,7 @@ pub fn warm() {
     std::sync::LazyLock::force(&patterns::PATTERNS);
     std::sync::LazyLock::force(&patterns::DETECTOR_REGEXES);
     std::sync::LazyLock::force(&patterns::PRIVATE_TAG);
+    std::sync::LazyLock::force(&patterns::PROSE_PASSWORD_DETECTOR);
 }
 
 /// The text of [`redact`], borrowing the input when nothing had to be redacted.

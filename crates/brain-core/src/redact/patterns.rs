@@ -51,12 +51,20 @@ const URL_PASSWORD: &str = r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\
 /// spans the rest of a long line: `b:b:b:…` would otherwise cost quadratic time. An
 /// accepted bare value is extended to the end of its run by [`bare_run_end`].
 const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})["']?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:<>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
-/// A command-line flag followed by its value (`--password hunter2`), or the word
-/// `password`/`passwd`/`passphrase` followed by one (`.netrc`: `login bob password hunter2`).
-const FLAG: &str = r#"(?m)(?:^|[ \t"'=(])(?:--?(?P<key>[A-Za-z][A-Za-z0-9_-]*)|(?P<word>(?i:password|passwd|passphrase)))[ \t]+(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`\\<$=:-][^\s"'`\\]*))"#;
+/// A command-line flag followed by its value (`--password hunter2`). (`password hunter2`
+/// without dashes, as in `.netrc`, is [`PROSE_PASSWORD`]'s.)
+const FLAG: &str = r#"(?m)(?:^|[ \t"'=(])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*)[ \t]+(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`\\<$=:-][^\s"'`\\]*))"#;
+/// A password named in prose, up to its separator (`prose.rs` reads the value): the label
+/// anywhere in a line (also as the end of a key: `db_password`, `dbPassword`), an optional
+/// closing quote or bold, then a separator — a colon (ASCII, fullwidth, small, modifier,
+/// ratio), a table's `|`, a dash, an arrow, a comma, `'s`, ` (`, ` to `, a copula of another
+/// language (`ist`, `est`, `是`, `は`) —, a qualifier ("password for the staging db:") or
+/// spaces only. The value is not in the pattern: bounded repetitions of it would multiply
+/// the prefilter's automaton, which every text pays for.
+const PROSE_PASSWORD: &str = r#"(?i)(?P<label>passwords?|passwd|passphrase|passcode|pwd|pass|pw|secret|credentials?|passwort|mot[ \t]de[ \t]passe|contraseña|hasło|lösenord|kennwort|wachtwoord|senha|пароль|密码|密碼|口令|パスワード|비밀번호)(?:["'`]|\*\*?)?(?:[ \t]*(?P<sep>[:：﹕꞉∶︓|—–→,]|->|⇒|-[ \t]|是|为|為|は|는|은)|(?P<possessive>(?-i:['’]s))[ \t]|[ \t]+(?P<word_sep>(?:to|ist|est|es|é|era|war|était|это)[ \t]|\()|[ \t]+(?P<qualifier>for|of|on)[ \t]|[ \t]+)"#;
 /// "the admin password is hunter2", "the API key was set to …": a secret named in prose,
 /// then its value.
-const PROSE_SECRET: &str = r#"(?i)(?-u:\b)(?P<key>password|passwd|passphrase|passcode|pwd|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key)(?:[ \t]+(?:for|of)(?:[ \t]+[^\s]+){1,3}?)?[ \t]+(?:(?:is|was|has[ \t]+been)[ \t]+(?:set|changed|reset|updated)[ \t]+to|is|was)[ \t]+(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[^\s"'`]{1,200}))"#;
+const PROSE_SECRET: &str = r#"(?i)(?-u:\b)(?P<key>password|passwd|passphrase|passcode|pwd|secret|token|api[ _-]?key|access[ _-]?key|secret[ _-]?key)(?:[ \t]+(?:for|of)(?:[ \t]+[^\s]+){1,3}?)?[ \t]+(?:(?:is|was|has[ \t]+been)[ \t]+(?:set|changed|reset|updated)[ \t]+to|(?:is|was)(?:[ \t]+(?:now|still|currently))?(?:[ \t]*:)?)[ \t]+(?:"(?P<dq>[^"\n]{1,200})"|'(?P<sq>[^'\n]{1,200})'|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[^\s"'`]{1,200}))"#;
 /// `mysql -u root -pS3cret`: the MySQL family's password glued to `-p` (a spaced word after
 /// `-p` is the database name).
 const MYSQL_PASSWORD: &str = r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)(?:[ \t]+[^\s]+){0,16}?[ \t]+-p(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\s]*)"#;
@@ -120,6 +128,39 @@ pub(super) static PATTERNS: LazyLock<RegexSet> = LazyLock::new(|| {
 /// The detectors' regexes, compiled once, in [`DETECTORS`] order.
 pub(super) static DETECTOR_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     DETECTORS.iter().map(|detector| Regex::new(detector.pattern).expect("redaction pattern is valid")).collect()
+});
+
+/// Words every label of [`PROSE_PASSWORD`] written in ASCII contains (`Passwort` and `mot de
+/// passe` contain `pass`): whether it can match at all. Not in the [`PATTERNS`] set, whose
+/// one automaton every text pays for: a pattern there, even these literals alone, made the
+/// set's scan of clean text 40-70 % slower, while a search for four literals on its own
+/// costs a few microseconds per 64 KB.
+const PROSE_PASSWORD_ASCII_LABEL: &str = r"(?i)pass|pw|secret|credential";
+/// The labels of other languages, searched only in text that is not all ASCII (adding them
+/// to the four literals above made that search thirty times slower; text in those languages
+/// nearly always has a letter outside ASCII somewhere, and `contraseña`, `пароль` or `密码`
+/// are not ASCII themselves).
+const PROSE_PASSWORD_OTHER_LABEL: &str =
+    r"(?i)contraseña|hasło|lösenord|kennwort|wachtwoord|senha|пароль|密码|密碼|口令|パスワード|비밀번호";
+
+/// The prose password detector: its two label searches and its pattern, compiled once.
+pub(super) struct ProsePassword {
+    ascii_label: Regex,
+    other_label: Regex,
+    pub(super) detector: Regex,
+}
+
+impl ProsePassword {
+    /// Whether `text` names a label [`PROSE_PASSWORD`] knows.
+    pub(super) fn may_match(&self, text: &str) -> bool {
+        self.ascii_label.is_match(text) || (!text.is_ascii() && self.other_label.is_match(text))
+    }
+}
+
+pub(super) static PROSE_PASSWORD_DETECTOR: LazyLock<ProsePassword> = LazyLock::new(|| ProsePassword {
+    ascii_label: Regex::new(PROSE_PASSWORD_ASCII_LABEL).expect("prose label pattern is valid"),
+    other_label: Regex::new(PROSE_PASSWORD_OTHER_LABEL).expect("prose label pattern is valid"),
+    detector: Regex::new(PROSE_PASSWORD).expect("prose password pattern is valid"),
 });
 
 pub(super) static PRIVATE_TAG: LazyLock<Regex> =

@@ -34,6 +34,18 @@ pub(super) fn key_words(key: &str) -> Vec<String> {
     words
 }
 
+/// Where the key that ends at `key_start`'s word starts when it is glued to what precedes it:
+/// `db_password`, `dbPassword`, `--cdc-password` (at most 64 bytes back).
+pub(super) fn glued_key_start(text: &str, key_start: usize) -> usize {
+    let glued = text[..key_start]
+        .bytes()
+        .rev()
+        .take(64)
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    key_start - glued
+}
+
 /// Whether a key's name says its value is a secret. Only the last word (or last two)
 /// counts: `GITHUB_TOKEN` and `client_secret` do, `TOKEN_BUDGET` and `password_reset_url`
 /// do not.
@@ -83,8 +95,8 @@ pub(super) fn is_aws_secret(words: &[String], value: &str) -> bool {
 }
 
 /// Values that by their shape cannot be anyone's secret: empty, `<your-key>`, `${VAR}`,
-/// `$VAR`, `{{ var }}`, `%(var)s`, masks (`****`, `xxxx`, `...`), `your-api-key-here`, and
-/// an earlier redaction marker (which keeps redaction idempotent).
+/// `$VAR`, `{{ var }}`, `%(var)s`, masks (`****`, `xxxx`, `...`), `n/a`, `TBD`,
+/// `your-api-key-here`, and an earlier redaction marker (which keeps redaction idempotent).
 pub(super) fn is_placeholder(value: &str) -> bool {
     let value = value.trim();
     if value.is_empty() || value.contains("[REDACTED:") {
@@ -102,6 +114,10 @@ pub(super) fn is_placeholder(value: &str) -> bool {
         return true;
     }
     if value.chars().all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '…' | '•' | '-' | '_' | '#')) {
+        return true;
+    }
+    // "Not applicable", "to be decided": a value not given.
+    if ["n/a", "tbd", "tba"].iter().any(|word| word.eq_ignore_ascii_case(value)) {
         return true;
     }
     value.get(..4).is_some_and(|prefix| prefix.eq_ignore_ascii_case("your"))

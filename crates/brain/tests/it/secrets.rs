@@ -2,9 +2,12 @@
 //! `secrets_support.rs`) through every write path — CLI remember and edit, import, HTTP POST
 //! and PATCH, MCP remember and update, vault notes, captured transcripts — and every output —
 //! show, list, search, export, the brain document, session start (command and hook), the
-//! claude-md summary and `inject`, HTTP answers, MCP answers, the feed files — and then every
-//! file of the home: 0 survivors.
+//! claude-md summary and `inject`, HTTP answers, MCP answers, the feed files, the prompts of
+//! the AI tick, enrichment and hygiene, a sync push — and then every file of the home: 0
+//! survivors.
 
+use std::io::Write;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -13,6 +16,7 @@ use crate::Env;
 use crate::mcp_support::Mcp;
 use crate::secrets_support::{Corpus, Rng, assert_clean, assert_tree_clean, corpus, extra};
 use crate::serve::Server;
+use crate::vault_ai::{Fake, KEY, Step, configure};
 
 const SEED: u64 = 11;
 
@@ -455,4 +459,117 @@ fn captured_transcripts_reach_no_file_and_no_output_unredacted() {
     // redacted body is in the arc file (checked above).
     check_vault_outputs(&env, &corpus, 1);
     assert_tree_clean(&corpus, &env.home, &[]);
+}
+
+/// A fake LLM server that answers every request with a 500 (each AI phase then gives up
+/// cleanly) and records what it was sent.
+fn failing_llm() -> Fake {
+    Fake::start(|_, _| Step::Answer {
+        status: 500,
+        headers: Vec::new(),
+        body: json!({"error": {"message": "down for the test"}}).to_string(),
+    })
+}
+
+/// `brain …` with the fake model's key; its stdout and stderr, checked for planted secrets
+/// (the command may fail: the fake model answers 500).
+fn run_ai(env: &Env, corpus: &Corpus, args: &[&str]) {
+    let output = env.brain().env("FAKE_AI_KEY", KEY).args(args).output().unwrap();
+    assert_clean(corpus, &format!("{args:?} (stdout and stderr)"), [output.stdout, output.stderr].concat());
+}
+
+/// Issue 27: what leaves the machine for the model — the AI tick's prompt (vault notes and
+/// captured arcs), enrichment's (captured sessions) and hygiene's (stored near-duplicates) —
+/// carries no planted secret, prose passwords included.
+#[test]
+fn the_prompts_of_the_ai_tick_enrichment_and_hygiene_carry_no_planted_secret() {
+    let env = Env::new();
+    let mut corpus = corpus(SEED + 8);
+    let mut rng = Rng::new(SEED + 9);
+    run(&env, &["vault", "init"]);
+    let note_path = env.home.join("vault/clusters/2026-11-20/2026-11-21-secrets-aaaaaaaaaaaa.md");
+    std::fs::create_dir_all(note_path.parent().unwrap()).unwrap();
+    std::fs::write(&note_path, secret_note(&mut corpus, &mut rng)).unwrap();
+    crate::vault_support::age(&note_path, 3600);
+    let projects = env.dir.path().join("projects");
+    transcripts(&corpus, &projects);
+    run(&env, &["capture", "--projects-dir", projects.to_str().unwrap()]);
+    // Each case twice, ten days apart, the second a little longer: near-duplicates for
+    // hygiene to put before the model.
+    for case in &corpus.cases {
+        let title = title_of(&case.text, &case.label);
+        for (now, content) in
+            [("2026-11-01T00:00:00Z", case.text.clone()), ("2026-11-11T00:00:00Z", format!("{} (again)", case.text))]
+        {
+            // `--title=…`: a case may start with a dash.
+            let (title, content) = (format!("--title={title}"), format!("--content={content}"));
+            let args = ["--now", now, "remember", "--kind", "decision", &title, &content];
+            let output = env.brain().args(args).output().unwrap();
+            assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        }
+    }
+    run(&env, &["vault", "scan"]);
+    let fake = failing_llm();
+    configure(&env, "openai", &fake.url, "");
+    run_ai(&env, &corpus, &["tick", "--json"]);
+    let after_tick = fake.bodies().len();
+    assert!(after_tick >= 1, "the tick asked the model");
+    run_ai(&env, &corpus, &["enrich", "--json"]);
+    let after_enrich = fake.bodies().len();
+    assert!(after_enrich > after_tick, "enrichment asked the model");
+    run_ai(&env, &corpus, &["hygiene", "--json"]);
+    let bodies = fake.bodies();
+    assert!(bodies.len() > after_enrich, "hygiene asked the model");
+    for (index, body) in bodies.iter().enumerate() {
+        assert_clean(&corpus, &format!("request {index} to the model"), body);
+        assert!(!body.contains(KEY), "the key is never in a body");
+    }
+    for (phase, range) in
+        [("tick", 0..after_tick), ("enrich", after_tick..after_enrich), ("hygiene", after_enrich..bodies.len())]
+    {
+        assert!(bodies[range].iter().any(|body| body.contains("[REDACTED:")), "the {phase} prompt carried the corpus");
+    }
+}
+
+/// Issue 27: a sync push carries every stored case, redacted.
+#[test]
+fn a_sync_push_carries_no_planted_secret() {
+    let env = Env::new();
+    let corpus = corpus(SEED + 10);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!("[sync]\nurl = \"http://{}\"\n", listener.local_addr().unwrap()),
+    )
+    .unwrap();
+    let ids: Vec<String> = corpus
+        .cases
+        .iter()
+        .map(|case| {
+            let title = format!("--title={}", title_of(&case.text, &case.label));
+            env.remember(&[&title, &format!("--content={}", case.text)])
+        })
+        .collect();
+    // The fake server reads one push and answers 503: the client stops there.
+    let capture = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let (head, body) = crate::read_http_request(&stream);
+        let answer = json!({"error": {"code": "unavailable", "message": "down for the test"}}).to_string();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+            answer.len()
+        );
+        head + &String::from_utf8_lossy(&body)
+    });
+    let output = env.brain().env("BRAIN_TOKEN", "sync-token-0123456789abcdef").arg("sync").output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "a 503 is a server error: {}", String::from_utf8_lossy(&output.stderr));
+    assert_clean(&corpus, "brain sync (stdout and stderr)", [output.stdout, output.stderr].concat());
+    let request = capture.join().unwrap();
+    assert!(request.starts_with("POST /api/v2/sync/push"), "{}", &request[..request.len().min(200)]);
+    for id in &ids {
+        assert!(request.contains(id.as_str()), "the push carries item {id}");
+    }
+    assert!(request.contains("[REDACTED:"), "the redacted text travels");
+    assert_clean(&corpus, "the sync push", request.as_bytes());
 }

@@ -73,6 +73,9 @@ const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 const B64URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const HEX: &str = "0123456789abcdef";
 const DIGITS: &str = "0123456789";
+/// Symbols of typed passwords (no quotes, brackets or `#`, which the formats around them
+/// would read as syntax).
+const PASSWORD_SYMBOLS: &str = "!@$%*+?";
 
 /// A generated value: the text put in the case, and what must never come out again.
 pub struct Generated {
@@ -152,6 +155,12 @@ pub fn generate(name: &str, rng: &mut Rng) -> Generated {
         "bearer" => whole(rng.text(ALNUM, 40)),
         "basic" => whole(format!("{}==", rng.text(B64, 30))),
         "password" => whole(format!("{}-{}", rng.text(ALNUM, 7), rng.text(ALNUM, 7))),
+        // A password with symbols, as people choose them (`Xk9$mQ2!vLp`).
+        "password-symbols" => {
+            let symbols: Vec<char> = PASSWORD_SYMBOLS.chars().collect();
+            let symbol = symbols[rng.below(symbols.len())];
+            whole(format!("{}{symbol}{}", rng.text(ALNUM, 6), rng.text(ALNUM, 6)))
+        }
         "high-entropy" => whole(rng.text(ALNUM, 28)),
         "private-key-rsa" | "private-key-openssh" => {
             let kind = if name == "private-key-rsa" { "RSA PRIVATE KEY" } else { "OPENSSH PRIVATE KEY" };
