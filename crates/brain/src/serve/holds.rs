@@ -320,11 +320,13 @@ impl http_body::Body for HeldBody {
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
-        // Looked at first, so nothing more is sent once the token is revoked.
+        // Looked at first, so nothing more is sent once the token is revoked. An error, not
+        // a clean end: the connection is closed too, so the revoked holder keeps no socket
+        // (a clean end would leave it open for its next request).
         if let Some(revoked) = &mut this.revoked
             && revoked.as_mut().poll(cx).is_ready()
         {
-            return Poll::Ready(None);
+            return Poll::Ready(Some(Err(axum::Error::new("the bearer token was revoked"))));
         }
         Pin::new(&mut this.body).poll_frame(cx)
     }

@@ -131,11 +131,24 @@ fn one_address_gets_a_share_of_streams_without_tokens() {
     assert_eq!(held.len(), 3);
 }
 
+/// Whether the server has already answered on `reader`'s connection (without blocking).
+fn answered(reader: &mut BufReader<TcpStream>) -> bool {
+    if !reader.buffer().is_empty() {
+        return true;
+    }
+    let socket = reader.get_ref();
+    socket.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let ready = matches!(socket.peek(&mut byte), Ok(count) if count > 0);
+    socket.set_nonblocking(false).unwrap();
+    ready
+}
+
 /// Sends the head of a `POST /api/v2/sync/push` announcing `length` bytes, then one byte of
 /// body every 100 ms on a thread of its own (until the server stops reading).
 fn trickle_push(address: &str, length: usize) -> BufReader<TcpStream> {
     let mut stream = TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(45))).unwrap();
     write!(
         stream,
         "POST /api/v2/sync/push HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
@@ -160,22 +173,28 @@ fn a_trickled_body_is_cut_off_at_its_deadline_and_one_address_holds_few_requests
     // The request timeout alone would hold a trickled body for two minutes.
     std::fs::write(
         env.home.join("config.toml"),
-        "[serve]\nbody_timeout_secs = 8\nrequest_timeout_secs = 120\nmax_requests_per_peer = 3\n",
+        "[serve]\nbody_timeout_secs = 20\nrequest_timeout_secs = 120\nmax_requests_per_peer = 3\n",
     )
     .unwrap();
     let server = Server::start(&env, &[]);
     let started = Instant::now();
     let mut trickles: Vec<_> = (0..3).map(|_| trickle_push(&server.address, 1000)).collect();
-    // While three trickles are held, a fourth request from the same address is refused (the
-    // trickles reach the server in their own time: look until they have, with a cheap
-    // request, well within the deadline even on a loaded machine).
+    // While three trickles are held, a fourth request from the same address is refused. The
+    // trickles reach the server in their own time, and one that arrives while a probe below is
+    // in flight is itself refused (the share is full): such a trickle is replaced, and the
+    // probe's refusal counts only when no trickle was answered.
     let refused = loop {
+        for trickle in &mut trickles {
+            if answered(trickle) {
+                *trickle = trickle_push(&server.address, 1000);
+            }
+        }
         let response = server.get("/api/v2/items?project=demo&limit=1");
-        if response.status == 429 {
+        if response.status == 429 && !trickles.iter_mut().any(answered) {
             break response;
         }
-        assert_eq!(response.status, 200, "{}", response.text());
-        assert!(started.elapsed() < Duration::from_millis(7500), "the trickles were never counted");
+        assert!(matches!(response.status, 200 | 429), "{}", response.text());
+        assert!(started.elapsed() < Duration::from_secs(19), "the trickles were never counted: {}", server.log());
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_refused_by(&refused, "too_many_requests", "max_requests_per_peer");
@@ -187,7 +206,7 @@ fn a_trickled_body_is_cut_off_at_its_deadline_and_one_address_holds_few_requests
         assert!(response.text().contains("[serve] body_timeout_secs"), "{}", response.text());
     }
     let cut_off = started.elapsed();
-    assert!(cut_off < Duration::from_secs(20), "the trickles were held for {cut_off:?}");
+    assert!(cut_off < Duration::from_secs(45), "the trickles were held for {cut_off:?}");
     // Their share given back, the address is served again.
     assert_eq!(server.get("/api/v2/brain?project=demo").status, 200);
 }
