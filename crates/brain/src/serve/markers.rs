@@ -14,7 +14,6 @@ use super::auth::Caller;
 use super::error::ApiError;
 use super::extract::{Body, Params};
 use super::state::AppState;
-use crate::error::BrainError;
 use crate::vault::{self, Location, MarkRequest};
 
 /// The body: a block to append. Unknown fields are refused (400).
@@ -59,13 +58,7 @@ pub async fn post_marker(
     let outcome = state
         .pool
         .run(state.default_project.clone(), now, move |brain| {
-            let authorize = |scope: &brain_core::Scope| {
-                if caller.can_write(scope) {
-                    Ok(())
-                } else {
-                    Err(BrainError::Forbidden { message: format!("token {:?} may not write {scope}", caller.name()) })
-                }
-            };
+            let authorize = |scope: &brain_core::Scope| caller.require_write(scope);
             // The inbox is global: a caller without that grant learns nothing more.
             if request.arc.is_none() {
                 authorize(&brain_core::Scope::Global)?;
