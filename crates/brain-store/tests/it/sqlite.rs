@@ -21,23 +21,29 @@ fn a_missing_database_is_not_created_silently() {
     assert!(!path.exists());
 }
 
-#[test]
-fn the_meta_listing_reads_only_its_covering_index() {
-    // The query of `ReadTx::list_metas`.
+/// The steps of SQLite's plan for `sql` with `params` on a fresh store's schema.
+fn query_plan(sql: &str, params: &[&dyn rusqlite::ToSql]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("brain.db");
     drop(Store::open_sqlite(&path, true).unwrap());
     let connection = rusqlite::Connection::open(&path).unwrap();
-    let plan: Vec<String> = connection
-        .prepare(
-            "EXPLAIN QUERY PLAN SELECT id, kind, schema_key, status, importance, confidence, severity, updated_at, \
-             valid_until, tokens, dedup_hint, tags FROM items WHERE scope IN (?, ?)",
-        )
+    connection
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
         .unwrap()
-        .query_map(["global", "project/demo"], |row| row.get::<_, String>(3))
+        .query_map(params, |row| row.get::<_, String>(3))
         .unwrap()
         .collect::<Result<_, _>>()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_meta_listing_reads_only_its_covering_index() {
+    // The query of `ReadTx::list_metas`.
+    let plan = query_plan(
+        "SELECT id, kind, schema_key, status, importance, confidence, severity, updated_at, valid_until, tokens, \
+         dedup_hint, tags FROM items WHERE scope IN (?, ?)",
+        rusqlite::params!["global", "project/demo"],
+    );
     assert!(plan.iter().any(|step| step.contains("COVERING INDEX items_layering")), "{plan:?}");
 }
 
@@ -45,22 +51,11 @@ fn the_meta_listing_reads_only_its_covering_index() {
 fn the_signal_items_of_a_scope_are_found_through_the_kind_index() {
     // The per-scope query of `list` for the active signal items every session start reads:
     // a search of the kind index, never a walk of every item of the scope.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("brain.db");
-    drop(Store::open_sqlite(&path, true).unwrap());
-    let connection = rusqlite::Connection::open(&path).unwrap();
-    let plan: Vec<String> = connection
-        .prepare(
-            "EXPLAIN QUERY PLAN SELECT id FROM items WHERE scope = ? AND kind IN (?) AND status IN (?) \
-             AND (source < ? OR source >= ?) ORDER BY updated_at DESC, id DESC LIMIT ?",
-        )
-        .unwrap()
-        .query_map(rusqlite::params!["project/demo", "signal", "approved", "vault:", "vault:\u{10FFFF}", 500], |row| {
-            row.get::<_, String>(3)
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let plan = query_plan(
+        "SELECT id FROM items WHERE scope = ? AND kind IN (?) AND status IN (?) AND (source < ? OR source >= ?) \
+         ORDER BY updated_at DESC, id DESC LIMIT ?",
+        rusqlite::params!["project/demo", "signal", "approved", "vault:", "vault:\u{10FFFF}", 500],
+    );
     assert!(
         plan.iter().any(|step| step.contains("INDEX items_by_kind_status (kind=? AND status=? AND scope=?)")),
         "{plan:?}"
