@@ -4,7 +4,9 @@
 //! Nothing in this crate does IO, reads the clock or the environment: "now", budgets and
 //! token counters are passed in by the caller.
 
+pub mod host;
 pub mod item;
+pub mod keeper;
 pub mod near_dup;
 pub mod scope;
 pub mod signal;

@@ -132,12 +132,12 @@ fn brief(item: &Item) -> String {
         item.kind,
         item.status,
         item.confidence,
-        crate::vault::text::clip(&crate::vault::text::one_line(&text), 240)
+        brain_core::keeper::text::clip(&brain_core::keeper::text::one_line(&text), 240)
     )
 }
 
 fn clip_title(title: &str) -> String {
-    crate::vault::text::clip(&crate::vault::text::one_line(title), 100).into_owned()
+    brain_core::keeper::text::clip(&brain_core::keeper::text::one_line(title), 100).into_owned()
 }
 
 /// `progress(stage, done, total)` as the plan goes.

@@ -24,6 +24,7 @@ use ureq::http::{Response, StatusCode, Uri};
 use crate::app::{BudgetOverrides, Context, SessionRequest};
 use crate::config;
 use crate::error::{BrainError, BrainResult};
+use crate::http::http_agent;
 
 /// Environment variable holding the bearer token (never a flag: flags end up in shell
 /// history and process listings).
@@ -137,36 +138,6 @@ pub fn parse_base_url(text: &str) -> BrainResult<String> {
     }
     let prefix = uri.path().trim_end_matches('/');
     Ok(format!("{scheme}://{authority}{prefix}"))
-}
-
-/// The HTTP client brain uses toward a server it was configured to talk to (a remote brain,
-/// an embeddings endpoint): one deadline for the whole exchange, no proxy for loopback (a
-/// proxy from HTTP_PROXY / ALL_PROXY cannot reach this machine's loopback), 4xx/5xx bodies
-/// read rather than turned into a bare code, no redirects (an API never redirects; one is
-/// reported with where to rather than followed without the token), the platform's roots.
-pub(crate) fn http_agent(base_url: &str, timeout: Duration) -> ureq::Agent {
-    let mut config = ureq::Agent::config_builder();
-    if is_loopback(base_url) {
-        config = config.proxy(None);
-    }
-    config
-        .timeout_global(Some(timeout))
-        .timeout_connect(Some(timeout))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .user_agent(concat!("brain/", env!("CARGO_PKG_VERSION")))
-        .tls_config(ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::PlatformVerifier).build())
-        .build()
-        .into()
-}
-
-/// True when the URL's host is this machine (`localhost`, 127.0.0.0/8, `[::1]`).
-pub(crate) fn is_loopback(base_url: &str) -> bool {
-    let Some(host) = base_url.parse::<Uri>().ok().and_then(|uri| uri.host().map(str::to_ascii_lowercase)) else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// One page of remote search results: the rows as the caller's type, the cursor turned
@@ -546,6 +517,7 @@ pub fn unsupported(command: &str) -> BrainError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::is_loopback;
 
     fn target(token: Option<&str>) -> RemoteTarget {
         RemoteTarget {

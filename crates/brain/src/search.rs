@@ -8,6 +8,9 @@ use brain_store::{ItemFilter, Store};
 
 use crate::error::{BrainError, BrainResult};
 
+/// Most results one page may hold (SPEC §5: bounded in every interface).
+pub const MAX_LIMIT: usize = 100;
+
 /// The core ranks at least this many candidates, however few results are asked for: the
 /// store's order (FTS5's `bm25()`) is only a first cut, and the item core puts first is
 /// usually, not always, among the store's first few.

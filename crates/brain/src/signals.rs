@@ -28,14 +28,14 @@ const MAX_SIGNAL_ITEMS: usize = 500;
 /// The active signals a session of `brain`'s project sees (global and the project's own
 /// scope), items and vault alike, in the one order.
 pub fn visible(brain: &Brain) -> BrainResult<Vec<Signal>> {
-    let (_, vault) = crate::vault::indexed_session_feed(brain);
+    let (_, vault) = crate::feed_index::indexed_session_feed(brain);
     Ok(merge(item_signals(brain, Some(brain.visible_scopes()))?, vault))
 }
 
 /// The active signals of every scope (a server's watcher announces each to the subscribers
 /// that may read its scope), in the one order.
 pub fn current(brain: &Brain) -> BrainResult<Vec<Signal>> {
-    Ok(merge(item_signals(brain, None)?, crate::vault::indexed_signals(brain)))
+    Ok(merge(item_signals(brain, None)?, crate::feed_index::indexed_signals(brain)))
 }
 
 /// The active critical and nuclear signals of every scope: what the event stream announces
@@ -60,7 +60,7 @@ pub fn item_signals(brain: &Brain, scopes: Option<Vec<Scope>>) -> BrainResult<Ve
         scopes,
         kinds: vec![Kind::Signal],
         statuses: vec![Status::Approved],
-        source_prefix_not: Some(crate::vault::state::SOURCE_PREFIX.to_string()),
+        source_prefix_not: Some(brain_core::keeper::state::SOURCE_PREFIX.to_string()),
         limit: Some(MAX_SIGNAL_ITEMS),
         ..ItemFilter::default()
     };

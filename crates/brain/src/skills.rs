@@ -8,8 +8,8 @@ use brain_core::scope::validate_scope_name;
 use brain_core::vault::{FmValue, parse};
 use serde::Serialize;
 
-use crate::app::write_atomically;
 use crate::error::{BrainError, BrainResult};
+use crate::fsio::write_atomically;
 
 /// Skill files larger than this are not read.
 const MAX_SKILL_BYTES: usize = 256 * 1024;

@@ -76,8 +76,11 @@ impl RunBounds {
     /// A first sync of up to a million changes fits one run (1,000 full pages of 1,000, or
     /// 256 pages at the 4 MiB a server sends at most), and so does ten minutes of it; a
     /// larger one goes on in the next run.
-    pub const DEFAULT: RunBounds =
-        RunBounds { max_pulls: 1000, max_bytes: 1 << 30, max_time: Duration::from_secs(600) };
+    pub const DEFAULT: RunBounds = RunBounds {
+        max_pulls: SyncConfig::DEFAULT_MAX_PULLS,
+        max_bytes: SyncConfig::DEFAULT_MAX_PULL_MIB << 20,
+        max_time: Duration::from_secs(SyncConfig::DEFAULT_MAX_SECONDS),
+    };
 
     /// The bounds `[sync]` sets (`max_pulls`, `max_pull_mib`, `max_seconds`); 0 is refused.
     pub fn from_config(config: &SyncConfig) -> BrainResult<RunBounds> {
@@ -172,7 +175,7 @@ pub struct ScopeSelector {
 impl ScopeSelector {
     /// The default: global, every project and every team.
     pub fn default_patterns() -> Vec<String> {
-        vec!["global".into(), "project/*".into(), "team/*".into()]
+        SyncConfig::DEFAULT_SCOPES.iter().map(|scope| scope.to_string()).collect()
     }
 
     pub fn parse(patterns: &[String]) -> BrainResult<ScopeSelector> {

@@ -24,11 +24,11 @@ use brain_core::tokens::TokenCounter;
 use brain_core::vault::{DerivedMarker, derived_items, parse, set_frontmatter_scalar};
 
 use super::proposals::{Plan, ProposalOutcome, SignalChange};
-use crate::vault::fsio::{create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex};
+use crate::fsio::{create_new, read_optional, remove_if_unchanged, replace_if_unchanged, sha256_hex};
 use crate::vault::moves;
 use crate::vault::scan::{ChangedFile, Snapshot};
-use crate::vault::state::analyze;
-use crate::vault::text::{clip, one_line, redacted};
+use brain_core::keeper::state::analyze;
+use brain_core::keeper::text::{clip, one_line, redacted};
 
 /// What a file must show after the write for each of its changes.
 #[derive(Clone, Debug)]

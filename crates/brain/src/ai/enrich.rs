@@ -41,7 +41,7 @@ use crate::app::Brain;
 use crate::capture::SessionSummary;
 use crate::capture::store::{Shard, capture_dir, sessions_dir};
 use crate::error::{BrainError, BrainResult};
-use crate::vault::text::{clip, one_line, redacted};
+use brain_core::keeper::text::{clip, one_line, redacted};
 
 /// The schema's name (the tool an Anthropic model calls).
 pub(crate) const SCHEMA_NAME: &str = "brain_enrich_items";
@@ -736,7 +736,7 @@ pub fn run_with_env(
             if let Some(until) = until
                 && let Ok(text) = serde_json::to_vec(&Stamp { until })
             {
-                let _ = crate::vault::fsio::write_owned(&stamp_path(brain), &text);
+                let _ = crate::fsio::write_owned(&stamp_path(brain), &text);
             }
         }
         #[derive(Serialize)]
@@ -750,7 +750,7 @@ pub fn run_with_env(
         let record = Record {
             timestamp: brain_core::time::format_timestamp(brain.now),
             report: &report,
-            prompt_sha256: crate::vault::fsio::sha256_hex(prompts.as_bytes()),
+            prompt_sha256: crate::fsio::sha256_hex(prompts.as_bytes()),
             answer: audit_answer(&raws),
         };
         report.audit = write_audit(brain, "enrich", &record);
@@ -761,8 +761,8 @@ pub fn run_with_env(
 /// Arcs of the vault index created since `since`, newest first, each with its project (empty:
 /// none): `cluster_id | title — summary`. At most [`MAX_ARCS`] of each project.
 fn recent_arcs(brain: &Brain, since: Timestamp) -> Vec<(String, String)> {
-    let Ok(snapshot) = crate::vault::scan::load_snapshot(brain) else { return Vec::new() };
-    let mut arcs: Vec<(&str, &crate::vault::state::ArcState)> = snapshot
+    let Ok(snapshot) = crate::feed_index::load_snapshot(brain) else { return Vec::new() };
+    let mut arcs: Vec<(&str, &brain_core::keeper::state::ArcState)> = snapshot
         .values()
         .filter(|file| file.state.arc_owner && !file.state.merged && file.state.generated.is_none())
         .filter_map(|file| Some((file.state.project.as_str(), file.state.arc.as_deref()?)))

@@ -16,7 +16,7 @@ use super::provider::Provider;
 use super::{Structured, Usage, ask, audit_answer, write_audit};
 use crate::app::Brain;
 use crate::hygiene::HygieneReport;
-use crate::vault::text::{clip, one_line, redacted};
+use brain_core::keeper::text::{clip, one_line, redacted};
 
 /// The schema's name (the tool an Anthropic model calls).
 pub(crate) const SCHEMA_NAME: &str = "brain_hygiene_verdicts";
@@ -208,7 +208,7 @@ pub(crate) fn check(brain: &Brain, report: &mut HygieneReport, dry_run: bool) {
         let record = Record {
             timestamp: brain_core::time::format_timestamp(brain.now),
             check: &check,
-            prompt_sha256: crate::vault::fsio::sha256_hex(format!("{system}\n\n{user}").as_bytes()),
+            prompt_sha256: crate::fsio::sha256_hex(format!("{system}\n\n{user}").as_bytes()),
             answer: audit_answer(&raw),
         };
         check.audit = write_audit(brain, "hygiene", &record);

@@ -21,7 +21,7 @@
 //! did not see; `--dry-run` asks the model but writes nothing anywhere.
 
 pub(crate) mod apply;
-pub mod config;
+pub use crate::config::ai as config;
 pub mod enrich;
 pub mod hygiene;
 pub(crate) mod prompt;
@@ -37,11 +37,11 @@ pub use config::AiConfig;
 pub use proposals::ProposalOutcome;
 
 use crate::app::Brain;
-use crate::vault::feed::active_signals;
-use crate::vault::fsio::{self, read_optional, sha256_hex};
+use crate::fsio::{self, read_optional, sha256_hex};
 use crate::vault::scan::{IndexChanges, Snapshot, apply as apply_index, overlay};
-use crate::vault::text::{clip, one_line};
 use crate::vault::{AiStatus, Location, PhaseTiming, StepTiming};
+use brain_core::keeper::feed::active_signals;
+use brain_core::keeper::text::{clip, one_line};
 use proposals::{ArcFacts, Facts, SignalFacts};
 use provider::{CallError, Provider, Question, Reply};
 
@@ -649,7 +649,8 @@ fn finish(brain: &Brain, input: &AiInput<'_>, report: &AiReport, raw: &[u8]) {
     let _ = fsio::write_owned(&feed_dir.join("last-tick-diff.md"), diff.as_bytes());
 
     let answer =
-        crate::vault::text::redacted(&String::from_utf8_lossy(&raw[..raw.len().min(AUDIT_ANSWER_BYTES)])).into_owned();
+        brain_core::keeper::text::redacted(&String::from_utf8_lossy(&raw[..raw.len().min(AUDIT_ANSWER_BYTES)]))
+            .into_owned();
     let record =
         AuditRecord { timestamp: stamp.clone(), vault: input.location.root.display().to_string(), report, answer };
     let path = audit_path(brain);
@@ -726,7 +727,7 @@ pub(crate) fn write_audit(brain: &Brain, what: &str, record: &impl Serialize) ->
 pub(crate) fn audit_answer(raw: &str) -> String {
     let cut = raw.len().min(AUDIT_ANSWER_BYTES);
     let cut = (0..=cut).rev().find(|at| raw.is_char_boundary(*at)).unwrap_or(0);
-    crate::vault::text::redacted(&raw[..cut]).into_owned()
+    brain_core::keeper::text::redacted(&raw[..cut]).into_owned()
 }
 
 /// Keeps the newest [`AUDIT_KEEP`] records (names sort by time).

@@ -16,9 +16,9 @@ use std::collections::{BTreeMap, HashSet};
 use brain_core::tokens::TokenCounter;
 use brain_core::{Kind, Scope, Timestamp};
 
-use crate::vault::feed::ActiveSignal;
 use crate::vault::scan::Snapshot;
-use crate::vault::text::{clip, one_line, redacted};
+use brain_core::keeper::feed::ActiveSignal;
+use brain_core::keeper::text::{clip, one_line, redacted};
 
 /// What the model is told, always in full.
 pub(crate) const INSTRUCTIONS: &str = "You maintain a vault of work arcs (markdown notes of past coding sessions) \
@@ -110,7 +110,7 @@ pub(crate) fn recent_lessons(brain: &crate::app::Brain, project: &str) -> Vec<St
     let filter = brain_store::ItemFilter {
         scopes: Some(vec![scope]),
         kinds: vec![Kind::Lesson],
-        source_prefix: Some(crate::vault::state::SOURCE_PREFIX.to_string()),
+        source_prefix: Some(brain_core::keeper::state::SOURCE_PREFIX.to_string()),
         limit: Some(LESSONS),
         ..brain_store::ItemFilter::default()
     };
@@ -129,7 +129,7 @@ pub(crate) fn build(input: &PromptInput<'_>, counter: &TokenCounter, max_tokens:
     );
     let data_budget = max_tokens.saturating_sub(system_tokens + counter.count(&header));
 
-    let mut arcs: Vec<(&str, &crate::vault::state::ArcState, &str)> = input
+    let mut arcs: Vec<(&str, &brain_core::keeper::state::ArcState, &str)> = input
         .snapshot
         .iter()
         .filter(|(_, file)| file.state.generated.is_none() && file.state.arc_owner)
@@ -278,7 +278,7 @@ fn strip_frontmatter(text: &str) -> &str {
 mod tests {
     use super::*;
     use crate::vault::scan::IndexedFile;
-    use crate::vault::state::{ArcState, FileState};
+    use brain_core::keeper::state::{ArcState, FileState};
 
     fn vault(arcs: usize) -> Snapshot {
         let mut snapshot = Snapshot::new();

@@ -235,8 +235,8 @@ fn rank(severity: Severity) -> u8 {
 }
 
 fn clean(text: &str, max_chars: usize) -> String {
-    let text = crate::vault::text::redacted(text);
-    crate::vault::text::clip(&crate::vault::text::one_line(&text), max_chars).into_owned()
+    let text = brain_core::keeper::text::redacted(text);
+    brain_core::keeper::text::clip(&brain_core::keeper::text::one_line(&text), max_chars).into_owned()
 }
 
 /// Checks every proposal of `answer`, the reply to the prompt about `project`, against

@@ -8,7 +8,7 @@
 //!   (`tools: [{name, input_schema}]`, `tool_choice: {type: tool, name}`); the answer is that
 //!   tool call's `input`, cut short when `stop_reason` is `max_tokens`.
 //!
-//! Every request goes through ureq (the agent of `remote::http_agent`: no redirects, no proxy
+//! Every request goes through ureq (the agent of `http::http_agent`: no redirects, no proxy
 //! for loopback) with a timeout of what is left of the phase's budget, and its answer is read
 //! up to a byte cap. The API key is read from the environment variable the config names when
 //! the provider is built, sent only in its header, and scrubbed from every message built from
@@ -208,7 +208,7 @@ impl Provider {
     /// Sends one question and waits at most `timeout` for the whole answer.
     pub fn ask(&self, question: &Question<'_>, timeout: Duration) -> Result<Reply, CallError> {
         let endpoint = self.endpoint();
-        let agent = crate::remote::http_agent(&endpoint.base_url, timeout.max(Duration::from_millis(1)));
+        let agent = crate::http::http_agent(&endpoint.base_url, timeout.max(Duration::from_millis(1)));
         let mut request = agent.post(&endpoint.url).content_type("application/json");
         if let Some(ApiKey(key)) = &endpoint.key {
             request = match self {
@@ -241,7 +241,7 @@ impl Provider {
             let quoted: String = self.scrub(&text).chars().take(QUOTED_ERROR_CHARS).collect();
             return Err(CallError::Status {
                 code: status,
-                message: crate::vault::text::one_line(&quoted).into_owned(),
+                message: brain_core::keeper::text::one_line(&quoted).into_owned(),
             });
         }
         let envelope: Value =

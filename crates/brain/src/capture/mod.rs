@@ -17,7 +17,7 @@ pub mod cluster;
 mod codex;
 pub mod extract;
 mod gemini;
-pub mod host;
+pub use brain_core::host;
 pub mod lenient;
 pub mod store;
 pub mod transcript;
@@ -137,7 +137,7 @@ pub fn load_sessions(brain: &Brain, bundle: Option<&Path>) -> BrainResult<Vec<Se
 /// `brain cluster`: groups `sessions` into arcs and writes them under `out_dir`.
 pub fn run_cluster(brain: &Brain, sessions: Vec<SessionSummary>, out_dir: &Path) -> BrainResult<ClusterReport> {
     let _lock = CaptureLock::acquire(&brain.home, None)?;
-    crate::vault::fsio::sweep_stale_temps(out_dir);
+    crate::fsio::sweep_stale_temps(out_dir);
     let refs: Vec<&SessionSummary> = sessions.iter().collect();
     let groups = cluster::group_sessions(&refs);
     let arcs = write::write_groups(&brain.home, out_dir, &sessions, groups, brain.now)?;
@@ -279,7 +279,7 @@ fn capture_one(
     };
     let clusters = options.clusters_dir.clone().unwrap_or_else(|| clusters_dir(brain));
     // What a killed capture left behind goes now (the lock keeps other captures out).
-    crate::vault::fsio::sweep_stale_temps(&clusters);
+    crate::fsio::sweep_stale_temps(&clusters);
     let arcs = write::write_groups(home, &clusters, &pool, vec![group], brain.now)?;
     outcome.arc = arcs.into_iter().next();
     Ok(outcome)

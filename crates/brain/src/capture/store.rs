@@ -214,7 +214,7 @@ fn shard_names(home: &Path) -> Vec<String> {
 /// reader sees the old content or the new, never a mix. `durable` also fsyncs the data
 /// before the rename (for files that may hold a user's text).
 pub fn write_atomic(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
-    let temp = crate::vault::fsio::temp_path(path);
+    let temp = crate::fsio::temp_path(path);
     let result = (|| {
         let mut file = File::create(&temp)?;
         file.write_all(bytes)?;
@@ -239,7 +239,7 @@ impl CaptureLock {
     /// The lock just taken: first the temp files a killed capture left in the capture
     /// folder go (only a lock holder writes there).
     fn held(file: File, dir: &Path) -> CaptureLock {
-        crate::vault::fsio::sweep_stale_temps(dir);
+        crate::fsio::sweep_stale_temps(dir);
         CaptureLock { _file: file }
     }
 

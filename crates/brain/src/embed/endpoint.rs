@@ -42,7 +42,7 @@ impl Endpoint {
         }
         let url = if base.ends_with("/v1") { format!("{base}/embeddings") } else { format!("{base}/v1/embeddings") };
         let timeout = Duration::from_millis(timeout_ms.max(1));
-        let agent = crate::remote::http_agent(base, timeout);
+        let agent = crate::http::http_agent(base, timeout);
         Ok(Endpoint { url, model: model.trim().to_string(), batch: batch.clamp(1, 256), agent })
     }
 

@@ -35,16 +35,11 @@
 //! all (no lock file, no store write, no vault or feed file); one tick or scan at a time per
 //! home (`<home>/tick.lock`).
 
-mod config;
 pub(crate) mod doctor;
 pub(crate) mod feed;
-pub(crate) mod fsio;
-mod heat;
 mod mark;
 pub(crate) mod moves;
 pub(crate) mod scan;
-pub(crate) mod state;
-pub(crate) mod text;
 mod tick;
 mod verify;
 pub(crate) mod walk;
@@ -53,11 +48,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-pub use config::VaultConfig;
-pub use doctor::{DoctorReport, Problem, vault_doctor};
-pub use feed::{
+pub use crate::feed_index::{
     PROJECT_FEED_FILES, indexed_feed, indexed_session_feed, indexed_signals, project_feed_file, vault_projects,
 };
+pub(crate) use crate::fsio;
+pub use brain_core::keeper::config::VaultConfig;
+pub(crate) use brain_core::keeper::{heat, state, text};
+pub use doctor::{DoctorReport, Problem, vault_doctor};
 pub use heat::{Health, HealthInputs, HeatInputs, health, heat};
 pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkRequest, mark};
 pub use moves::Recovered;

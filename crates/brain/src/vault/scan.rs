@@ -17,20 +17,20 @@
 //! transaction. Should the process die between the two, the next scan finds those files
 //! new again and their ids taken: it compares and keeps the items (tested).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use brain_core::vault::{Diagnostic, DiagnosticSeverity, arc_id};
 use brain_core::{Item, Kind};
-use brain_store::{ItemFilter, StoreError, VaultFileRecord, VaultFileRow, WriteTx};
+use brain_store::{ItemFilter, StoreError, VaultFileRecord, WriteTx};
 use serde::Serialize;
 
 use super::fsio::sha256_hex;
 use super::state::{
-    Analyzed, FileState, SOURCE_PREFIX, analyze, arc_item, diagnostics_from_json, diagnostics_to_json, moved_only,
-    oversized, same_indexed_fields, with_indexed_fields,
+    Analyzed, FileState, SOURCE_PREFIX, analyze, arc_item, diagnostics_to_json, moved_only, oversized,
+    same_indexed_fields, with_indexed_fields,
 };
 use super::walk::{WalkedFile, walk};
 use crate::app::Brain;
@@ -51,18 +51,8 @@ pub(crate) const INDEX_FORMAT: &str = "5";
 /// Message prefix of the diagnostic on a second file with the same `cluster_id`.
 const DUPLICATE_PREFIX: &str = "duplicate cluster_id";
 
-/// One indexed file.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct IndexedFile {
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub sha256: String,
-    pub state: FileState,
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-/// The whole index in memory, by relpath.
-pub(crate) type Snapshot = BTreeMap<String, IndexedFile>;
+pub(crate) use crate::feed_index::{indexed_file, load_snapshot};
+pub(crate) use brain_core::keeper::snapshot::{IndexedFile, Snapshot};
 
 /// A progress callback: `(done, total)` files read.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
@@ -788,28 +778,6 @@ fn read_one(
     }
     let analyzed = analyze(&file.relpath, &bytes, file.mtime_ns, max_bytes, counter);
     Read::Changed(Box::new(ChangedFile::new(file.relpath.clone(), file.size, file.mtime_ns, sha256, analyzed)))
-}
-
-/// The whole stored index.
-pub(crate) fn load_snapshot(brain: &Brain) -> BrainResult<Snapshot> {
-    let mut snapshot = Snapshot::new();
-    brain.store().vault_files_each(true, &mut |row| {
-        // An unreadable state is replaced by the file's next parse (`scan` re-reads it).
-        let state = FileState::from_bytes(row.state).unwrap_or_default();
-        snapshot.insert(row.relpath.to_string(), indexed_file(&row, state));
-    })?;
-    Ok(snapshot)
-}
-
-/// A row of the index as the snapshot holds it, with its decoded `state`.
-fn indexed_file(row: &VaultFileRow<'_>, state: FileState) -> IndexedFile {
-    IndexedFile {
-        size: row.size,
-        mtime_ns: row.mtime_ns,
-        sha256: row.sha256.to_string(),
-        state,
-        diagnostics: diagnostics_from_json(row.relpath, row.diagnostics),
-    }
 }
 
 /// `cluster_id` → owning relpath.

@@ -11,8 +11,7 @@ use crate::output::Out;
 use crate::remote::RemoteBrain;
 use crate::views::SearchResult;
 
-/// Most results one page may hold (SPEC §5: bounded in every interface).
-pub const MAX_LIMIT: usize = 100;
+pub use crate::search::MAX_LIMIT;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 /// Line breaks and tabs become single spaces; runs of whitespace collapse.
-pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
+pub fn one_line(text: &str) -> Cow<'_, str> {
     if !text.contains(['\n', '\r', '\t']) && !text.contains("  ") {
         return Cow::Borrowed(text.trim());
     }
@@ -11,7 +11,7 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
 }
 
 /// At most `max_chars` characters; a cut ends with `…` (counted in the limit).
-pub(crate) fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
+pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
     if text.len() <= max_chars || text.chars().count() <= max_chars {
         return Cow::Borrowed(text);
     }
@@ -20,29 +20,29 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
 }
 
 /// Text fit for one markdown table cell: one line, pipes escaped.
-pub(crate) fn table_cell(text: &str) -> String {
+pub fn table_cell(text: &str) -> String {
     one_line(text).replace('|', "\\|")
 }
 
 /// Secrets redacted and `<private>` blocks dropped (SPEC §9): for everything the tick
 /// writes that an agent reads.
-pub(crate) fn redacted(text: &str) -> Cow<'_, str> {
-    brain_core::redact::redact_str(text)
+pub fn redacted(text: &str) -> Cow<'_, str> {
+    crate::redact::redact_str(text)
 }
 
 /// `text` without its `<private>…</private>` blocks, by the redactor's rules (tags
 /// case-insensitive, blocks nest and span lines, an unclosed block runs to the end), secrets
 /// left as written: vault text is the user's own and is indexed as written, except what the
 /// user marked private, which never reaches an agent.
-pub(crate) fn without_private(text: &str) -> Cow<'_, str> {
+pub fn without_private(text: &str) -> Cow<'_, str> {
     let has_tag = text.as_bytes().windows(8).any(|w| w[0] == b'<' && w[1..].eq_ignore_ascii_case(b"private"));
     if !has_tag {
         return Cow::Borrowed(text);
     }
-    let redacted = brain_core::redact::redact(text);
+    let redacted = crate::redact::redact(text);
     let mut out = String::with_capacity(text.len());
     let mut cursor = 0;
-    for block in redacted.redactions.iter().filter(|r| r.kind == brain_core::redact::PRIVATE_BLOCK) {
+    for block in redacted.redactions.iter().filter(|r| r.kind == crate::redact::PRIVATE_BLOCK) {
         if block.start >= cursor && block.end <= text.len() {
             out.push_str(&text[cursor..block.start]);
         }
@@ -57,7 +57,7 @@ pub(crate) fn without_private(text: &str) -> Cow<'_, str> {
 }
 
 /// A YAML double-quoted scalar.
-pub(crate) fn yaml_quoted(text: &str) -> String {
+pub fn yaml_quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -74,7 +74,7 @@ pub(crate) fn yaml_quoted(text: &str) -> String {
 }
 
 /// A file-name-safe slug: lowercase ASCII letters and digits, `-` between words.
-pub(crate) fn slug(text: &str, max_len: usize) -> String {
+pub fn slug(text: &str, max_len: usize) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c.is_ascii_alphanumeric() {

@@ -1,8 +1,8 @@
 //! Heat (SPEC §6.3) and the vault health score: plain arithmetic over indexed arcs, no IO.
 //! (Candidates for `brain-core` once a second caller needs them.)
 
-use brain_core::Timestamp;
-use brain_core::time::age_days;
+use crate::Timestamp;
+use crate::time::age_days;
 
 /// What the heat of one arc depends on.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -350,6 +350,13 @@ pub(crate) fn lock(home: &Path, exclusive: bool) -> BrainResult<Option<VaultLock
     }
 }
 
+/// Writes `bytes` to `path` through a temp file in the same folder, fsync and rename, so a
+/// reader sees the old or the new file, never half of one. Keeps the file's permissions.
+/// (One implementation for every file brain owns: [`write_owned`].)
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> BrainResult<()> {
+    write_owned(path, bytes).map_err(|err| BrainError::user(format!("cannot write {}: {err}", path.display())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,31 +2,31 @@
 //! the ids of the items its markers became, its signals and inject blocks. [`analyze`] turns
 //! the bytes of a file into that state plus the items to index; it never fails.
 
-use brain_core::item::{MAX_CONTENT_CHARS, MAX_TITLE_CHARS};
-use brain_core::tokens::TokenCounter;
-use brain_core::vault::{
+use crate::item::{MAX_CONTENT_CHARS, MAX_TITLE_CHARS};
+use crate::tokens::TokenCounter;
+use crate::vault::{
     Created, DerivedMarker, Diagnostic, DiagnosticSeverity, Frontmatter, FrontmatterEntry, Marker, derived_items, parse,
 };
-use brain_core::{Item, Kind, Scope, Severity, Status, Timestamp, ValidationError};
+use crate::{Item, Kind, Scope, Severity, Status, Timestamp, ValidationError};
 use serde::{Deserialize, Serialize};
 
 use super::text::{one_line, redacted, without_private};
 
 /// Frontmatter value `generated_by:` of the notes the tick writes (pointer notes, amygdala
 /// signal files). Only files carrying it are ever rewritten or removed by the tick.
-pub(crate) const GENERATED_BY: &str = "brain-tick";
+pub const GENERATED_BY: &str = "brain-tick";
 
 /// The parser's binary test: a NUL byte within the first 8 KiB.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
 /// Source prefix of vault-derived items: `vault:<relpath>`.
-pub(crate) const SOURCE_PREFIX: &str = "vault:";
+pub const SOURCE_PREFIX: &str = "vault:";
 
 /// A file's entry in the index, stored in postcard's encoding (see [`FileState::to_bytes`]):
 /// fields are written in order and not named, so a field added, removed or moved makes a
 /// new [`super::scan::INDEX_FORMAT`] (every file is then parsed again once).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct FileState {
+pub struct FileState {
     /// Oversized or binary: nothing was read from it.
     pub skipped: bool,
     /// A `*.merged.md` tombstone of an arc merged into another: not indexed.
@@ -54,14 +54,14 @@ pub(crate) struct FileState {
 
 /// A generated note: `brain_note:` (`pointer` or `signal`) and what it points at.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct GeneratedNote {
+pub struct GeneratedNote {
     pub note: String,
     pub key: String,
 }
 
 /// The frontmatter of an arc, reduced to what the tick needs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ArcState {
+pub struct ArcState {
     pub cluster_id: String,
     pub title: String,
     pub region: Option<String>,
@@ -111,7 +111,7 @@ impl ArcState {
 
 /// An `@signal` block.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SignalState {
+pub struct SignalState {
     pub id: String,
     pub severity: String,
     pub source: Option<String>,
@@ -134,7 +134,7 @@ impl SignalState {
 
 /// An `@inject` block.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct InjectState {
+pub struct InjectState {
     pub id: String,
     pub target: String,
     pub content: String,
@@ -144,14 +144,14 @@ pub(crate) struct InjectState {
 
 /// A diagnostic as stored in `vault_files.diagnostics` (the file is the row's relpath).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct StoredDiagnostic {
+pub struct StoredDiagnostic {
     pub line: u32,
     pub severity: String,
     pub message: String,
 }
 
 /// Diagnostics to the stored JSON form (empty text when there are none).
-pub(crate) fn diagnostics_to_json(diagnostics: &[Diagnostic]) -> String {
+pub fn diagnostics_to_json(diagnostics: &[Diagnostic]) -> String {
     if diagnostics.is_empty() {
         return String::new();
     }
@@ -163,7 +163,7 @@ pub(crate) fn diagnostics_to_json(diagnostics: &[Diagnostic]) -> String {
 }
 
 /// The stored JSON form back to diagnostics of `relpath`.
-pub(crate) fn diagnostics_from_json(relpath: &str, text: &str) -> Vec<Diagnostic> {
+pub fn diagnostics_from_json(relpath: &str, text: &str) -> Vec<Diagnostic> {
     if text.is_empty() {
         return Vec::new();
     }
@@ -185,7 +185,7 @@ pub(crate) fn diagnostics_from_json(relpath: &str, text: &str) -> Vec<Diagnostic
 
 /// A file turned into index state, the items its markers became, and its diagnostics.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Analyzed {
+pub struct Analyzed {
     pub state: FileState,
     pub items: Vec<Item>,
     pub diagnostics: Vec<Diagnostic>,
@@ -195,7 +195,7 @@ fn seconds(timestamp: Timestamp) -> i64 {
     timestamp.as_second()
 }
 
-pub(crate) fn timestamp(seconds: i64) -> Timestamp {
+pub fn timestamp(seconds: i64) -> Timestamp {
     Timestamp::from_second(seconds).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
@@ -204,7 +204,7 @@ fn mtime_timestamp(mtime_ns: i64) -> Timestamp {
 }
 
 /// A file too large to read: indexed as skipped, with a diagnostic.
-pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize) -> Analyzed {
+pub fn oversized(relpath: &str, size: u64, max_bytes: usize) -> Analyzed {
     Analyzed {
         state: FileState { skipped: true, readonly: true, ..FileState::default() },
         items: Vec::new(),
@@ -219,7 +219,7 @@ pub(crate) fn oversized(relpath: &str, size: u64, max_bytes: usize) -> Analyzed 
 
 /// Parses one file and derives its index state and items. Never fails: whatever cannot be
 /// indexed becomes a diagnostic.
-pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usize, counter: TokenCounter) -> Analyzed {
+pub fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usize, counter: TokenCounter) -> Analyzed {
     let (doc, mut diagnostics) = parse(relpath, bytes, max_bytes);
     let (derived_markers, derive_diagnostics) = derived_items(&doc, bytes);
     diagnostics.extend(derive_diagnostics);
@@ -259,7 +259,7 @@ pub(crate) fn analyze(relpath: &str, bytes: &[u8], mtime_ns: i64, max_bytes: usi
     if let Some(entry) = frontmatter.and_then(|fm| fm.get("project"))
         && let Some(project) = entry.value.as_scalar().map(str::trim).filter(|p| !p.is_empty())
     {
-        match brain_core::scope::validate_scope_name(project) {
+        match crate::scope::validate_scope_name(project) {
             Ok(()) => state.project = project.to_string(),
             Err(why) => note(
                 DiagnosticSeverity::Warning,
@@ -425,7 +425,7 @@ fn arc_state(fm: &Frontmatter, cluster_id: &str, created: Timestamp, markers: &[
 /// `mitigates:` as a list of trimmed names (a scalar is a list of one; at most 64 kept).
 fn mitigates_of(fm: &Frontmatter) -> Vec<String> {
     let names: Vec<&str> = match fm.get("mitigates").map(|entry| &entry.value) {
-        Some(brain_core::vault::FmValue::List(items)) => items.iter().filter_map(|item| item.as_scalar()).collect(),
+        Some(crate::vault::FmValue::List(items)) => items.iter().filter_map(|item| item.as_scalar()).collect(),
         Some(value) => value.as_scalar().into_iter().collect(),
         None => Vec::new(),
     };
@@ -434,13 +434,13 @@ fn mitigates_of(fm: &Frontmatter) -> Vec<String> {
 
 /// The known agent hosts listed under `hosts:` (anything else is ignored).
 fn hosts_of(fm: &Frontmatter) -> Vec<String> {
-    let Some(brain_core::vault::FmValue::List(items)) = fm.get("hosts").map(|entry| &entry.value) else {
+    let Some(crate::vault::FmValue::List(items)) = fm.get("hosts").map(|entry| &entry.value) else {
         return Vec::new();
     };
     items
         .iter()
         .filter_map(|item| item.as_scalar())
-        .filter_map(|name| name.trim().parse::<crate::capture::Host>().ok())
+        .filter_map(|name| name.trim().parse::<crate::host::Host>().ok())
         .map(|host| host.to_string())
         .collect()
 }
@@ -461,7 +461,7 @@ fn marker_date(marker: &Marker) -> Option<Timestamp> {
 }
 
 /// The scope of a file's items.
-pub(crate) fn file_scope(state: &FileState) -> Scope {
+pub fn file_scope(state: &FileState) -> Scope {
     if state.project.is_empty() { Scope::Global } else { Scope::Project(state.project.clone()) }
 }
 
@@ -528,15 +528,11 @@ fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter
 }
 
 /// The item of an arc (kind `arc`, id from its `cluster_id`): its title and summary.
-pub(crate) fn arc_item(
-    relpath: &str,
-    state: &FileState,
-    counter: TokenCounter,
-) -> Option<Result<Item, ValidationError>> {
+pub fn arc_item(relpath: &str, state: &FileState, counter: TokenCounter) -> Option<Result<Item, ValidationError>> {
     let arc = state.arc.as_ref()?;
     let title: String = one_line(&arc.title).chars().take(MAX_TITLE_CHARS).collect();
     let spec = ItemSpec {
-        id: brain_core::vault::arc_id(&arc.cluster_id),
+        id: crate::vault::arc_id(&arc.cluster_id),
         kind: Kind::Arc,
         title,
         content: arc.summary.clone().unwrap_or_default(),
@@ -550,14 +546,14 @@ pub(crate) fn arc_item(
 
 /// True when `stored` already holds everything the index would write for `wanted` (access
 /// bookkeeping and version are not the index's business).
-pub(crate) fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
+pub fn same_indexed_fields(stored: &Item, wanted: &Item) -> bool {
     stored.source == wanted.source && same_but_source(stored, wanted)
 }
 
 /// True when `stored` differs from `wanted` in its source alone (a file moved and edited in
 /// the same tick): [`WriteTx::move_source`](brain_store::WriteTx::move_source) re-sources it
 /// without rewriting its text or its full-text entry.
-pub(crate) fn moved_only(stored: &Item, wanted: &Item) -> bool {
+pub fn moved_only(stored: &Item, wanted: &Item) -> bool {
     stored.source != wanted.source && same_but_source(stored, wanted)
 }
 
@@ -578,7 +574,7 @@ fn same_but_source(stored: &Item, wanted: &Item) -> bool {
 }
 
 /// `stored` with the index's fields taken from `wanted`, keeping access bookkeeping.
-pub(crate) fn with_indexed_fields(stored: &Item, wanted: &Item) -> Item {
+pub fn with_indexed_fields(stored: &Item, wanted: &Item) -> Item {
     Item {
         access_count: stored.access_count,
         last_accessed_at: stored.last_accessed_at,
@@ -649,7 +645,7 @@ mod tests {
         assert_eq!((state.injects[0].target.as_str(), state.injects[0].ttl_days), ("claude.md", Some(3)));
         let arc_item = arc_item("clusters/2026-11-20/a.md", state, TokenCounter::Heuristic).unwrap().unwrap();
         assert_eq!((arc_item.kind, arc_item.title.as_str()), (Kind::Arc, "Fix retry"));
-        assert_eq!(arc_item.id, brain_core::vault::arc_id("2026-11-20-fix-retry-abc"));
+        assert_eq!(arc_item.id, crate::vault::arc_id("2026-11-20-fix-retry-abc"));
     }
 
     #[test]

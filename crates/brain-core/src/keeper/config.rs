@@ -2,10 +2,8 @@
 
 use std::path::PathBuf;
 
-use brain_core::Severity;
+use crate::Severity;
 use serde::{Deserialize, Serialize};
-
-use crate::error::{BrainError, BrainResult};
 
 /// The `[vault]` table. Every key is optional. Only the user config may set it: a project
 /// `.brain.toml` is refused (see `config::PROJECT_ALLOWED`).
@@ -49,7 +47,7 @@ impl Default for VaultConfig {
             graduate_days: 14.0,
             signal_stale_days: 3.0,
             hot_arcs: 10,
-            max_file_bytes: brain_core::vault::DEFAULT_MAX_BYTES,
+            max_file_bytes: crate::vault::DEFAULT_MAX_BYTES,
             allow_verify_commands: false,
             verify_timeout_secs: 10,
             shared_signal_severity: None,
@@ -58,21 +56,6 @@ impl Default for VaultConfig {
 }
 
 impl VaultConfig {
-    /// `base` with the keys of `table` (from the config file `origin`) laid over it, validated.
-    pub(crate) fn merged(base: &VaultConfig, table: toml::Table, origin: &str) -> BrainResult<VaultConfig> {
-        let mut merged = toml::Table::try_from(base)
-            .map_err(|err| BrainError::internal(format!("cannot serialize vault config: {err}")))?;
-        merged.extend(table);
-        let invalid = |message: String| BrainError::Config {
-            message: format!("config file {origin}: invalid [vault] table: {message}"),
-            hint: Some("see the commented [vault] section of config.toml for the keys".into()),
-        };
-        let config: VaultConfig =
-            merged.try_into().map_err(|err: toml::de::Error| invalid(err.message().to_string()))?;
-        config.validate().map_err(invalid)?;
-        Ok(config)
-    }
-
     /// Whether a signal of `severity` (`global`: its marker says `scope=global`) reaches the
     /// feed of every project, not only its arc's.
     pub fn shares(&self, severity: Severity, global: bool) -> bool {
@@ -85,7 +68,8 @@ impl VaultConfig {
         global || self.shared_signal_severity.is_some_and(|least| rank(severity) >= rank(least))
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// Checks the bounds of every key; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
         for (name, value) in [
             ("promote_heat", self.promote_heat),
             ("demote_heat", self.demote_heat),
@@ -116,34 +100,5 @@ impl VaultConfig {
             return Err(format!("verify_timeout_secs = {} must be 1 to 3600", self.verify_timeout_secs));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_merge_over_the_defaults_and_bad_thresholds_name_the_key() {
-        let table: toml::Table = toml::from_str("promote_heat = 8\nvault_path = \"/v\"").unwrap();
-        let config = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap();
-        assert_eq!((config.promote_heat, config.demote_heat), (8, 5));
-        assert_eq!(config.path, Some(PathBuf::from("/v")));
-        let table: toml::Table = toml::from_str("demote_heat = 9").unwrap();
-        let err = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
-        assert!(err.contains("demote_heat (9)") && err.contains("x.toml"), "{err}");
-        let table: toml::Table = toml::from_str("allow_verify = true").unwrap();
-        let err = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
-        assert!(err.contains("allow_verify"), "{err}");
-        let table: toml::Table = toml::from_str("shared_signal_severity = \"critical\"").unwrap();
-        let config = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap();
-        assert_eq!(config.shared_signal_severity, Some(Severity::Critical));
-        assert!(config.shares(Severity::Nuclear, false) && !config.shares(Severity::Warning, false));
-        assert!(config.shares(Severity::Info, true), "a signal marked scope=global is shared whatever its severity");
-        for (bad, named) in [("info", "shared_signal_severity"), ("loud", "loud")] {
-            let table: toml::Table = toml::from_str(&format!("shared_signal_severity = {bad:?}")).unwrap();
-            let err = VaultConfig::merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
-            assert!(err.contains(named) && err.contains("x.toml"), "{err}");
-        }
     }
 }

@@ -8,8 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{BrainError, BrainResult};
-
 /// The `[ai]` table. Every key is optional; `provider = "none"` (the default) means no LLM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -76,20 +74,8 @@ impl AiConfig {
     }
 
     /// `base` with the keys of `table` (from the config file `origin`) laid over it, validated.
-    pub(crate) fn merged(base: &AiConfig, table: toml::Table, origin: &str) -> BrainResult<AiConfig> {
-        let mut merged = toml::Table::try_from(base)
-            .map_err(|err| BrainError::internal(format!("cannot serialize ai config: {err}")))?;
-        merged.extend(table);
-        let invalid = |message: String| BrainError::Config {
-            message: format!("config file {origin}: invalid [ai] table: {message}"),
-            hint: Some("see the commented [ai] section of config.toml for the keys".into()),
-        };
-        let config: AiConfig = merged.try_into().map_err(|err: toml::de::Error| invalid(err.message().to_string()))?;
-        config.validate().map_err(invalid)?;
-        Ok(config)
-    }
-
-    fn validate(&self) -> Result<(), String> {
+    /// Checks every key's bounds; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
         if !["none", "openai", "anthropic"].contains(&self.provider.as_str()) {
             return Err(format!("provider {:?} is not one of none, openai, anthropic", self.provider));
         }
@@ -149,7 +135,7 @@ mod tests {
 
     fn merged(text: &str) -> Result<AiConfig, String> {
         let table: toml::Table = toml::from_str(text).unwrap();
-        AiConfig::merged(&AiConfig::default(), table, "x.toml").map_err(|err| err.to_string())
+        crate::config::merged(&AiConfig::default(), table, "x.toml").map_err(|err| err.to_string())
     }
 
     #[test]

@@ -20,9 +20,15 @@ use std::path::{Path, PathBuf};
 
 use brain_core::Status;
 use brain_core::scope::validate_scope_name;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BrainError, BrainResult};
+
+pub mod ai;
+
+pub use ai::AiConfig;
+pub use brain_core::keeper::config::VaultConfig;
 
 /// File name of the user config inside the home.
 pub const USER_CONFIG_FILE: &str = "config.toml";
@@ -41,7 +47,7 @@ pub struct Config {
     /// Brain document budgets and thresholds.
     pub brain: BrainDocumentConfig,
     /// The vault and the tick (`[vault]`).
-    pub vault: crate::vault::VaultConfig,
+    pub vault: VaultConfig,
     /// Agent hooks (`[hooks]`).
     pub hooks: HooksConfig,
     /// Remote mode (`[remote]`): the CLI talking to a `brain serve`.
@@ -57,7 +63,7 @@ pub struct Config {
     pub store: StoreConfig,
     /// The LLM of the tick's AI phases (`[ai]`; only in the user config: it sends vault text
     /// off the machine and chooses where).
-    pub ai: crate::ai::AiConfig,
+    pub ai: AiConfig,
     /// `brain sync` (`[sync]`; only in the user config: the URL sends items off the machine).
     pub sync: SyncConfig,
 }
@@ -76,21 +82,30 @@ pub struct SyncConfig {
     pub interval: u64,
     /// One run stops after this many pulls, MiB of pull answers or seconds, however much the
     /// server says follows (the next run resumes): a broken or hostile server cannot keep a
-    /// sync, and its lock, running for ever. See `crate::sync::RunBounds`.
+    /// sync, and its lock, running for ever. See `sync::RunBounds`.
     pub max_pulls: u64,
     pub max_pull_mib: u64,
     pub max_seconds: u64,
+}
+
+impl SyncConfig {
+    /// The scopes that travel unless `scopes` says otherwise.
+    pub const DEFAULT_SCOPES: [&'static str; 3] = ["global", "project/*", "team/*"];
+    /// The bounds of one run (`sync::RunBounds::DEFAULT`).
+    pub const DEFAULT_MAX_PULLS: u64 = 1000;
+    pub const DEFAULT_MAX_PULL_MIB: u64 = 1024;
+    pub const DEFAULT_MAX_SECONDS: u64 = 600;
 }
 
 impl Default for SyncConfig {
     fn default() -> Self {
         SyncConfig {
             url: None,
-            scopes: crate::sync::ScopeSelector::default_patterns(),
+            scopes: SyncConfig::DEFAULT_SCOPES.iter().map(|scope| scope.to_string()).collect(),
             interval: 300,
-            max_pulls: crate::sync::RunBounds::DEFAULT.max_pulls,
-            max_pull_mib: crate::sync::RunBounds::DEFAULT.max_bytes >> 20,
-            max_seconds: crate::sync::RunBounds::DEFAULT.max_time.as_secs(),
+            max_pulls: SyncConfig::DEFAULT_MAX_PULLS,
+            max_pull_mib: SyncConfig::DEFAULT_MAX_PULL_MIB,
+            max_seconds: SyncConfig::DEFAULT_MAX_SECONDS,
         }
     }
 }
@@ -350,7 +365,7 @@ impl Default for Config {
             tokenizer: "heuristic".into(),
             write_policy: Status::Approved,
             brain: BrainDocumentConfig::default(),
-            vault: crate::vault::VaultConfig::default(),
+            vault: VaultConfig::default(),
             hooks: HooksConfig::default(),
             remote: RemoteConfig::default(),
             serve: ServeConfig::default(),
@@ -358,7 +373,7 @@ impl Default for Config {
             embed: crate::embed::EmbedConfig::default(),
             store: StoreConfig::default(),
             sync: SyncConfig::default(),
-            ai: crate::ai::AiConfig::default(),
+            ai: AiConfig::default(),
         }
     }
 }
@@ -571,17 +586,12 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
         config.write_policy = parse_write_policy(&policy, &origin)?;
     }
     if let Some(table) = file.brain {
-        // Merge key by key so a project file can override one budget and keep the rest.
-        let mut merged = toml::Table::try_from(&config.brain)
-            .map_err(|err| BrainError::internal(format!("cannot serialize brain config: {err}")))?;
-        merged.extend(table);
-        config.brain = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [brain] table: {}", err.message()),
-            hint: None,
-        })?;
+        // Merged key by key (as every table but [serve] and [store]) so a project file can
+        // override one budget and keep the rest.
+        config.brain = merged(&config.brain, table, &origin)?;
     }
     if let Some(table) = file.vault {
-        config.vault = crate::vault::VaultConfig::merged(&config.vault, table, &origin)?;
+        config.vault = merged(&config.vault, table, &origin)?;
     }
     if let Some(table) = file.serve {
         // Not merged key by key: only the user config may carry it.
@@ -597,22 +607,10 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
         })?;
     }
     if let Some(table) = file.hooks {
-        let mut merged = toml::Table::try_from(&config.hooks)
-            .map_err(|err| BrainError::internal(format!("cannot serialize hooks config: {err}")))?;
-        merged.extend(table);
-        config.hooks = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [hooks] table: {}", err.message()),
-            hint: None,
-        })?;
+        config.hooks = merged(&config.hooks, table, &origin)?;
     }
     if let Some(table) = file.search {
-        let mut merged = toml::Table::try_from(&config.search)
-            .map_err(|err| BrainError::internal(format!("cannot serialize search config: {err}")))?;
-        merged.extend(table);
-        config.search = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [search] table: {}", err.message()),
-            hint: None,
-        })?;
+        config.search = merged(&config.search, table, &origin)?;
         if !["lexical", "hybrid", "semantic"].contains(&config.search.mode.as_str()) {
             return Err(BrainError::Config {
                 message: format!(
@@ -624,36 +622,70 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
         }
     }
     if let Some(table) = file.embed {
-        let mut merged = toml::Table::try_from(&config.embed)
-            .map_err(|err| BrainError::internal(format!("cannot serialize embed config: {err}")))?;
-        merged.extend(table);
-        config.embed = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [embed] table: {}", err.message()),
-            hint: None,
-        })?;
+        config.embed = merged(&config.embed, table, &origin)?;
     }
     if let Some(table) = file.sync {
-        let mut merged = toml::Table::try_from(&config.sync)
-            .map_err(|err| BrainError::internal(format!("cannot serialize sync config: {err}")))?;
-        merged.extend(table);
-        config.sync = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [sync] table: {}", err.message()),
-            hint: None,
-        })?;
+        config.sync = merged(&config.sync, table, &origin)?;
     }
     if let Some(table) = file.ai {
-        config.ai = crate::ai::AiConfig::merged(&config.ai, table, &origin)?;
+        config.ai = merged(&config.ai, table, &origin)?;
     }
     if let Some(table) = file.remote {
-        let mut merged = toml::Table::try_from(&config.remote)
-            .map_err(|err| BrainError::internal(format!("cannot serialize remote config: {err}")))?;
-        merged.extend(table);
-        config.remote = merged.try_into().map_err(|err: toml::de::Error| BrainError::Config {
-            message: format!("config file {origin}: invalid [remote] table: {}", err.message()),
-            hint: None,
-        })?;
+        config.remote = merged(&config.remote, table, &origin)?;
     }
     Ok(())
+}
+
+/// A table of the config file whose keys merge one by one over what the layers below set
+/// (the defaults, the user config), checked as a whole after the merge.
+pub(crate) trait Section: Serialize + DeserializeOwned {
+    /// The table's name, as in `[vault]`.
+    const NAME: &'static str;
+    /// Where a user finds the table's keys, when its keys are checked.
+    const HINT: Option<&'static str> = None;
+    /// Checks the merged table's bounds; the message names the key.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// `base` with the keys of `table` (from the config file `origin`) laid over it, validated.
+pub(crate) fn merged<T: Section>(base: &T, table: toml::Table, origin: &str) -> BrainResult<T> {
+    let mut merged = toml::Table::try_from(base)
+        .map_err(|err| BrainError::internal(format!("cannot serialize {} config: {err}", T::NAME)))?;
+    merged.extend(table);
+    let invalid = |message: String| BrainError::Config {
+        message: format!("config file {origin}: invalid [{}] table: {message}", T::NAME),
+        hint: T::HINT.map(str::to_string),
+    };
+    let config: T = merged.try_into().map_err(|err: toml::de::Error| invalid(err.message().to_string()))?;
+    config.validate().map_err(invalid)?;
+    Ok(config)
+}
+
+macro_rules! sections {
+    ($($ty:ty => $name:literal),* $(,)?) => {
+        $(impl Section for $ty {
+            const NAME: &'static str = $name;
+        })*
+    };
+}
+sections!(BrainDocumentConfig => "brain", HooksConfig => "hooks", SearchConfig => "search", crate::embed::EmbedConfig => "embed", SyncConfig => "sync", RemoteConfig => "remote");
+
+impl Section for VaultConfig {
+    const NAME: &'static str = "vault";
+    const HINT: Option<&'static str> = Some("see the commented [vault] section of config.toml for the keys");
+    fn validate(&self) -> Result<(), String> {
+        VaultConfig::validate(self)
+    }
+}
+
+impl Section for AiConfig {
+    const NAME: &'static str = "ai";
+    const HINT: Option<&'static str> = Some("see the commented [ai] section of config.toml for the keys");
+    fn validate(&self) -> Result<(), String> {
+        AiConfig::validate(self)
+    }
 }
 
 fn parse_tokenizer(value: &str, origin: &str) -> BrainResult<String> {
@@ -1009,5 +1041,30 @@ mod tests {
         assert_eq!(resolve_project(Some("x"), Some("y"), &repo).unwrap(), "x");
         assert_eq!(resolve_project(None, Some("y"), &repo).unwrap(), "y");
         assert!(resolve_project(Some("../etc"), None, &repo).is_err());
+    }
+
+    #[test]
+    fn vault_keys_merge_over_the_defaults_and_bad_thresholds_name_the_key() {
+        use brain_core::Severity;
+        let table: toml::Table = toml::from_str("promote_heat = 8\nvault_path = \"/v\"").unwrap();
+        let config = merged(&VaultConfig::default(), table, "x.toml").unwrap();
+        assert_eq!((config.promote_heat, config.demote_heat), (8, 5));
+        assert_eq!(config.path, Some(PathBuf::from("/v")));
+        let table: toml::Table = toml::from_str("demote_heat = 9").unwrap();
+        let err = merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("demote_heat (9)") && err.contains("x.toml"), "{err}");
+        let table: toml::Table = toml::from_str("allow_verify = true").unwrap();
+        let err = merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("allow_verify"), "{err}");
+        let table: toml::Table = toml::from_str("shared_signal_severity = \"critical\"").unwrap();
+        let config = merged(&VaultConfig::default(), table, "x.toml").unwrap();
+        assert_eq!(config.shared_signal_severity, Some(Severity::Critical));
+        assert!(config.shares(Severity::Nuclear, false) && !config.shares(Severity::Warning, false));
+        assert!(config.shares(Severity::Info, true), "a signal marked scope=global is shared whatever its severity");
+        for (bad, named) in [("info", "shared_signal_severity"), ("loud", "loud")] {
+            let table: toml::Table = toml::from_str(&format!("shared_signal_severity = {bad:?}")).unwrap();
+            let err = merged(&VaultConfig::default(), table, "x.toml").unwrap_err().to_string();
+            assert!(err.contains(named) && err.contains("x.toml"), "{err}");
+        }
     }
 }
