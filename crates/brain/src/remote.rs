@@ -309,8 +309,9 @@ impl RemoteBrain {
         self.read(response)
     }
 
-    /// Pushes local changes (`POST /api/v2/sync/push`); the server answers per change.
-    pub fn sync_push(&self, request: &crate::sync::PushRequest) -> BrainResult<crate::sync::PushResponse> {
+    /// Pushes local changes (`POST /api/v2/sync/push`, the shapes of `sync`); the server
+    /// answers per change.
+    pub fn sync_push<A: DeserializeOwned>(&self, request: &impl serde::Serialize) -> BrainResult<A> {
         let body = serde_json::to_string(request).map_err(|err| BrainError::internal(err.to_string()))?;
         let call = self.with_common(self.agent.post(self.url("/api/v2/sync/push")), &[]);
         self.read(call.content_type("application/json").send(body))
@@ -319,7 +320,7 @@ impl RemoteBrain {
     /// One page of the server's change log after `after` (`GET /api/v2/sync/pull`) in the
     /// scopes `scopes` (comma-separated patterns), and the size of the answer's body in bytes
     /// (a sync run counts them against its bound).
-    pub fn sync_pull(&self, after: u64, limit: usize, scopes: &str) -> BrainResult<(crate::sync::PullResponse, usize)> {
+    pub fn sync_pull<A: DeserializeOwned>(&self, after: u64, limit: usize, scopes: &str) -> BrainResult<(A, usize)> {
         let params = [("after", after.to_string()), ("limit", limit.to_string()), ("scopes", scopes.to_string())];
         let request = self.with_common(self.agent.get(self.url("/api/v2/sync/pull")), &params);
         self.read_sized(request.call())

@@ -522,7 +522,7 @@ fn send_batch(
     let seqs: Vec<(String, u64)> = batch.iter().map(|(seq, wire)| (wire.id.clone(), *seq)).collect();
     let request = PushRequest { changes: batch.into_iter().map(|(_, wire)| wire).collect() };
     trace("push: sending");
-    let answer = remote.sync_push(&request)?;
+    let answer: PushResponse = remote.sync_push(&request)?;
     trace("push: answered");
     check_push_answer(remote.base_url(), &seqs, &answer)?;
     brain.store().write(|tx| {
@@ -627,7 +627,7 @@ fn pull(
         let after = brain.store().read(|tx| tx.sync_cursor(&name))?;
         budget.check_pull(report.pulled, after)?;
         trace("pull: asking");
-        let (answer, bytes) = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
+        let (answer, bytes): (PullResponse, usize) = remote.sync_pull(after, MAX_PULL_CHANGES, &selector.to_param())?;
         budget.pulls += 1;
         budget.bytes = budget.bytes.saturating_add(bytes as u64);
         trace(&format!("pull: answered {} changes", answer.changes.len()));

@@ -23,7 +23,6 @@
 pub(crate) mod apply;
 pub use crate::config::ai as config;
 pub mod enrich;
-pub mod hygiene;
 pub(crate) mod prompt;
 pub mod proposals;
 pub(crate) mod provider;
@@ -37,9 +36,10 @@ pub use config::AiConfig;
 pub use proposals::ProposalOutcome;
 
 use crate::app::Brain;
+use crate::error::BrainResult;
 use crate::fsio::{self, read_optional, sha256_hex};
 use crate::vault::scan::{IndexChanges, Snapshot, apply as apply_index, overlay};
-use crate::vault::{AiStatus, Location, PhaseTiming, StepTiming};
+use crate::vault::{LaterInput, LaterOutcome, LaterPhases, PhaseTiming, StepTiming, TickOptions};
 use brain_core::keeper::feed::active_signals;
 use brain_core::keeper::text::{clip, one_line};
 use proposals::{ArcFacts, Facts, SignalFacts};
@@ -116,21 +116,31 @@ pub struct AiReport {
 }
 
 /// What the tick hands the AI phases, after phase 1.
-pub(crate) struct AiInput<'a> {
-    pub location: &'a Location,
-    /// The index as phase 1 left it (updated here with what these phases write).
-    pub snapshot: &'a mut Snapshot,
-    pub dry_run: bool,
-    pub no_ai: bool,
-    /// `last-tick-diff.md` as phase 1 rendered it.
-    pub last_diff: &'a str,
-}
+pub(crate) type AiInput<'a> = LaterInput<'a>;
 
 /// What the tick reports of phases 2–5.
-pub(crate) struct AiOutcome {
-    /// Whether they ran, why not, and what they did.
-    pub status: AiStatus,
-    pub phases: Vec<PhaseTiming>,
+pub(crate) type AiOutcome = LaterOutcome<AiReport>;
+
+/// Whether the AI phases ran, and what they did.
+pub type AiStatus = crate::vault::AiStatus<AiReport>;
+
+/// A tick's report, with what its AI phases did.
+pub type TickReport = crate::vault::TickReport<AiReport>;
+
+/// Phases 2–5 as the vault keeper's tick runs them after its phase 1.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AiPhases;
+
+impl LaterPhases for AiPhases {
+    type Report = AiReport;
+    fn run(&self, brain: &Brain, input: LaterInput<'_>) -> AiOutcome {
+        run(brain, input)
+    }
+}
+
+/// A whole tick: the vault keeper's phase 1, then the AI phases when an LLM is configured.
+pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport> {
+    crate::vault::tick(brain, options, &AiPhases)
 }
 
 fn ms(since: Instant) -> f64 {

@@ -131,7 +131,7 @@ pub fn tick_once(
         "trigger": trigger.name(),
         "history": history,
     });
-    match crate::vault::tick(brain, &options) {
+    match crate::ai::tick(brain, &options) {
         Ok(report) => {
             record["ok"] = json!(true);
             record["report"] = bounded_report(serde_json::to_value(&report).unwrap_or_default());

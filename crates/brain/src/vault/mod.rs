@@ -60,8 +60,8 @@ pub use mark::{INBOX_NOTE, MARK_TYPES, MAX_MARK_TEXT_BYTES, MarkOutcome, MarkReq
 pub use moves::Recovered;
 pub use scan::{DiagnosticOut, Progress, ScanReport};
 pub use tick::{
-    AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, InboxMove, NoteChange, PhaseTiming, Skipped,
-    StepTiming, TickOptions, TickReport, Tombstone, VerifyResult, tick,
+    AiStatus, ArcMove, FeedFileChange, Graduation, HealthLine, HeatChange, InboxMove, LaterInput, LaterOutcome,
+    LaterPhases, NoteChange, PhaseTiming, Skipped, StepTiming, TickOptions, TickReport, Tombstone, VerifyResult, tick,
 };
 
 use crate::app::Brain;

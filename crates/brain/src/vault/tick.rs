@@ -77,13 +77,40 @@ pub struct TickOptions<'a> {
 
 /// Whether the AI phases ran.
 #[derive(Clone, Debug, Serialize)]
-pub struct AiStatus {
+pub struct AiStatus<R> {
     pub ran: bool,
     pub reason: String,
     /// What phases 2–5 did (prompt, tokens, cost, proposals and their outcomes), when they ran
     /// or failed.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub report: Option<crate::ai::AiReport>,
+    pub report: Option<R>,
+}
+
+/// The phases after phase 1 (the AI phases, 2–5), as the tick runs them: the keeper decides
+/// when they run and what they are handed, not what they do.
+pub trait LaterPhases {
+    /// What they report, flattened into the tick's `ai`.
+    type Report: Serialize + Clone + std::fmt::Debug;
+    /// Runs them after phase 1 has written its feed. Never fails the tick.
+    fn run(&self, brain: &Brain, input: LaterInput<'_>) -> LaterOutcome<Self::Report>;
+}
+
+/// What the tick hands the later phases, after phase 1.
+pub struct LaterInput<'a> {
+    pub location: &'a Location,
+    /// The index as phase 1 left it (updated by the later phases with what they write).
+    pub snapshot: &'a mut Snapshot,
+    pub dry_run: bool,
+    pub no_ai: bool,
+    /// `last-tick-diff.md` as phase 1 rendered it.
+    pub last_diff: &'a str,
+}
+
+/// What the tick reports of the later phases.
+pub struct LaterOutcome<R> {
+    /// Whether they ran, why not, and what they did.
+    pub status: AiStatus<R>,
+    pub phases: Vec<PhaseTiming>,
 }
 
 /// Time spent in one phase (and its steps).
@@ -186,11 +213,11 @@ pub struct HealthLine {
 
 /// What a tick did (or, with `--dry-run`, would do).
 #[derive(Clone, Debug, Serialize)]
-pub struct TickReport {
+pub struct TickReport<R> {
     pub vault: String,
     pub brain_feed: String,
     pub dry_run: bool,
-    pub ai: AiStatus,
+    pub ai: AiStatus<R>,
     pub phases: Vec<PhaseTiming>,
     pub scan: ScanReport,
     pub arcs: usize,
@@ -267,7 +294,7 @@ fn ms(since: Instant) -> f64 {
 }
 
 /// Runs phase 1 of a tick (phases 2–5 need an LLM, which is not configured).
-pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport> {
+pub fn tick<P: LaterPhases>(brain: &Brain, options: &TickOptions<'_>, later: &P) -> BrainResult<TickReport<P::Report>> {
     let location = &options.location;
     let _lock = fsio::lock(&brain.home, !options.dry_run)?;
     if !options.dry_run {
@@ -574,22 +601,17 @@ pub fn tick(brain: &Brain, options: &TickOptions<'_>) -> BrainResult<TickReport>
 
     let keeper_ms = ms(clock.started);
     let mut phases = vec![PhaseTiming { phase: 1, name: "keeper", ran: true, ms: keeper_ms, steps: clock.steps }];
-    // ---- AI phases 2–5 (crate::ai): after phase 1 has written its feed; they never fail the tick.
+    // ---- The later phases (2–5, the AI's): after phase 1 has written its feed; they never fail the tick.
     let last_diff = files.iter().find(|(name, _)| *name == "last-tick-diff.md").map_or("", |(_, text)| text.as_str());
-    let ai_input = crate::ai::AiInput {
-        location,
-        snapshot: &mut snapshot,
-        dry_run: options.dry_run,
-        no_ai: options.no_ai,
-        last_diff,
-    };
-    let ai = crate::ai::run(brain, ai_input);
+    let input =
+        LaterInput { location, snapshot: &mut snapshot, dry_run: options.dry_run, no_ai: options.no_ai, last_diff };
+    let ai = later.run(brain, input);
     // ~100k allocations at 10k arcs: freed beside the rest (a command about to exit does not
     // wait for them; a server frees them on another core).
     free_in_background(snapshot);
     phases.extend(ai.phases);
     let ai_status = ai.status;
-    // ---- end of the AI phases.
+    // ---- end of the later phases.
     Ok(TickReport {
         vault: location.root.display().to_string(),
         brain_feed: location.feed_dir.display().to_string(),

@@ -209,7 +209,7 @@ pub fn tick_with_hook(
     brain: &brain::app::Brain,
     vault: &Vault,
     hook: &(dyn Fn(&Path) + Sync),
-) -> brain::vault::TickReport {
+) -> brain::ai::TickReport {
     let location = brain::vault::Location::resolve(brain, Some(&vault.root), None).unwrap();
     let options = brain::vault::TickOptions {
         location,
@@ -218,5 +218,5 @@ pub fn tick_with_hook(
         progress: &|_, _| {},
         before_write: Some(hook),
     };
-    brain::vault::tick(brain, &options).unwrap()
+    brain::ai::tick(brain, &options).unwrap()
 }

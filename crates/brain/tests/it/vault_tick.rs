@@ -271,7 +271,7 @@ fn a_file_edited_after_the_scan_is_not_touched() {
     };
     let options =
         brain::vault::TickOptions { location, dry_run: false, no_ai: true, progress: &progress, before_write: None };
-    let report = brain::vault::tick(&brain, &options).unwrap();
+    let report = brain::ai::tick(&brain, &options).unwrap();
     assert_eq!(vault.read(HOT), "user rewrote everything\n");
     assert!(
         report.skipped.iter().any(|s| s.path == HOT && s.reason.contains("changed since the scan")),

@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use brain_store::PageReads;
 
+use crate::ai::TickReport;
 use crate::app::{Brain, Context};
 use crate::cli::progress;
 use crate::error::BrainResult;
 use crate::output::Out;
-use crate::vault::{self, Location, TickOptions, TickReport};
+use crate::vault::{Location, TickOptions};
 
 /// At most this many planned changes of one kind are listed in text output (all in --json).
 const SHOWN: usize = 20;
@@ -53,7 +54,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     }
     let options =
         TickOptions { location, dry_run: args.dry_run, no_ai: args.no_ai, progress: &on_progress, before_write: None };
-    let report = vault::tick(&brain, &options);
+    let report = crate::ai::tick(&brain, &options);
     let report = progress::finish(bar, report, json, print_text)?;
     for done in &report.scan.recovered {
         eprintln!("note: interrupted graduation {} → {}: {} ({})", done.from, done.to, done.action, done.reason);

@@ -19,6 +19,8 @@
 //! `supersede` keeps both items (history is never deleted). Every write carries the version
 //! the plan read: an item edited meanwhile is reported as a conflict and left as it is.
 
+pub mod ai;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
@@ -104,7 +106,7 @@ pub struct HygieneReport {
     pub rules: BTreeMap<&'static str, usize>,
     pub actions: Vec<Action>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ai: Option<crate::ai::hygiene::AiCheck>,
+    pub ai: Option<ai::AiCheck>,
     pub applied: usize,
     pub conflicts: usize,
     pub failed: usize,
@@ -362,7 +364,7 @@ pub(crate) fn count(report: &mut HygieneReport) {
 pub fn run(brain: &Brain, options: &HygieneOptions, progress: Progress<'_>) -> BrainResult<HygieneReport> {
     let mut report = plan(brain, options, progress)?;
     if !options.no_ai && !report.actions.is_empty() {
-        crate::ai::hygiene::check(brain, &mut report, !options.apply);
+        ai::check(brain, &mut report, !options.apply);
     }
     if options.apply {
         apply(brain, &mut report, progress);

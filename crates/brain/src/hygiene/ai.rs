@@ -12,10 +12,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::provider::Provider;
-use super::{Structured, Usage, ask, audit_answer, write_audit};
+use super::HygieneReport;
+use crate::ai::provider::Provider;
+use crate::ai::{Structured, Usage, ask, audit_answer, write_audit};
 use crate::app::Brain;
-use crate::hygiene::HygieneReport;
 use brain_core::keeper::text::{clip, one_line, redacted};
 
 /// The schema's name (the tool an Anthropic model calls).
