@@ -1,4 +1,4 @@
-//! A Claude Code transcript read by capture (`brain::capture::transcript::scan`): any bytes
+//! A Claude Code transcript read by capture (`brain_capture::transcript::scan`): any bytes
 //! give a session summary, never a panic, and every string in it is redacted.
 #![no_main]
 
@@ -32,9 +32,9 @@ fuzz_target!(|data: &[u8]| {
     let mut file = std::fs::File::create(path()).expect("the temp folder is writable");
     file.write_all(data).expect("write");
     drop(file);
-    let budget = brain::capture::transcript::ReadBudget::default();
-    let host = brain::capture::Host::ClaudeCode;
-    let state = brain::capture::transcript::scan(path(), host, "fuzz", None, &mut |_| "fuzz".to_string(), &budget)
+    let budget = brain_capture::transcript::ReadBudget::default();
+    let host = brain_capture::Host::ClaudeCode;
+    let state = brain_capture::transcript::scan(path(), host, "fuzz", None, &mut |_| "fuzz".to_string(), &budget)
         .expect("a regular file is read");
     assert_redacted(&serde_json::to_value(&state).expect("a state serializes"));
 });

@@ -1,6 +1,6 @@
 //! Hybrid search latency in a warm process at N items (issue 12's "hybrid ≤ 20 ms at 100k"):
 //! each part timed alone (embedding the query, the lexical ranking, the nearest vectors) and
-//! the whole `brain::search::search` in hybrid mode, medians over every query × rounds.
+//! the whole `brain_api::search::search` in hybrid mode, medians over every query × rounds.
 //!
 //!     cargo run --release -p brain --features semantic --example hybrid_latency -- MODEL_DIR [N] [ROUNDS]
 //!
@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use brain::embed::EmbedConfig;
-use brain::search::{self, Mode};
+use brain_api::embed::EmbedConfig;
+use brain_api::search::{self, Mode};
 use brain_store::{ItemFilter, Store};
 
 /// Questions in the generator's vocabulary (each finds lexical hits) and of usual length.
@@ -47,7 +47,7 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
     let config = EmbedConfig { provider: "local".into(), model_path: Some(model_dir.into()), ..EmbedConfig::default() };
-    let embedder = brain::embed::shared(&config).expect("embedder").expect("an embedder is configured");
+    let embedder = brain_api::embed::shared(&config).expect("embedder").expect("an embedder is configured");
     let model = embedder.model_id();
 
     let dir = tempfile::tempdir().expect("temp dir");

@@ -10,10 +10,10 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::app::Context;
-use crate::config;
-use crate::error::{BrainError, BrainResult};
-use crate::remote::{self, RemoteBrain, RemoteTarget};
+use brain_api::app::Context;
+use brain_api::config;
+use brain_api::error::{BrainError, BrainResult};
+use brain_remote::remote::{self, RemoteBrain, RemoteTarget};
 
 pub use fields::ItemFields;
 
@@ -168,9 +168,9 @@ pub fn report(err: &BrainError, json: bool) {
         return;
     }
     // Messages quote values (titles, paths) that may hold terminal control sequences.
-    eprintln!("error: {}", crate::output::escape_controls(&err.to_string()));
+    eprintln!("error: {}", brain_api::output::escape_controls(&err.to_string()));
     if let Some(hint) = err.hint() {
-        eprintln!("hint: {}", crate::output::escape_controls(hint));
+        eprintln!("hint: {}", brain_api::output::escape_controls(hint));
     }
 }
 

@@ -2,8 +2,8 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
 
 const COUNTED: &str = "{msg:>10} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})";
 

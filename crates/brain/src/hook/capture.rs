@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
 use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, session_within, start};
-use crate::app::{Brain, Context};
-use crate::capture::transcript::MAX_LINE_BYTES;
-use crate::capture::{self, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
-use crate::error::{BrainError, BrainResult};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_capture::transcript::MAX_LINE_BYTES;
+use brain_capture::{self as capture, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
 
 /// The most transcript bytes one hook reads (the rest waits for the next hook).
 pub const HOOK_READ_BYTES: u64 = 256 * 1024 * 1024;
@@ -47,7 +47,7 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
         let quiet = super::quiet_payload(host, hook_event);
         let Started { input, deadline, context, config } = start(progress, context, stdin)?;
         // A background `brain sync` when one is due; never waited for, never failing the hook.
-        if let Err(err) = crate::sync::trigger_background(&context) {
+        if let Err(err) = brain_remote::sync::trigger_background(&context) {
             write_log(&context.home, "sync", None, &err.to_string(), LogPolicy::ExistingHome);
         }
         if host == Host::Cursor {

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use brain_core::assemble::brain::brain_hash;
 
 use super::repo_files;
-use crate::app::write_atomically;
-use crate::error::{BrainError, BrainResult};
+use brain_api::app::write_atomically;
+use brain_api::error::{BrainError, BrainResult};
 
 /// The rule, relative to the project root.
 pub const RULE_PATH: &str = ".cursor/rules/brain.mdc";

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use brain_core::redact::redact_str;
 use sha2::{Digest, Sha256};
 
-use crate::config::HooksConfig;
-use crate::error::BrainResult;
+use brain_api::config::HooksConfig;
+use brain_api::error::BrainResult;
 
 /// The deadline until the configuration is read.
 pub const DEFAULT_TIMEOUT_MS: u64 = 3000;

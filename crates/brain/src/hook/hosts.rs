@@ -16,8 +16,8 @@
 
 use serde_json::json;
 
-use crate::capture::Host;
-use crate::config::HooksConfig;
+use brain_api::config::HooksConfig;
+use brain_capture::Host;
 
 /// brain's hook events, by their `brain hook` subcommand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

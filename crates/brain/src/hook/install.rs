@@ -21,9 +21,9 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::hosts::{HookEvent, event_name, installed_events};
-use crate::app::write_atomically;
-use crate::capture::Host;
-use crate::error::{BrainError, BrainResult};
+use brain_api::app::write_atomically;
+use brain_api::error::{BrainError, BrainResult};
+use brain_capture::Host;
 
 /// A settings file larger than this is not a settings file: it is refused, not parsed.
 const MAX_SETTINGS_BYTES: u64 = 16 * 1024 * 1024;

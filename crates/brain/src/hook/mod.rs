@@ -30,12 +30,12 @@ use std::time::{Duration, Instant};
 use brain_core::Signal;
 use brain_core::assemble::session::SessionStart;
 
-use crate::app::{Brain, Context, SessionRequest};
-use crate::capture::Host;
-use crate::capture::transcript::excerpt;
-use crate::config::HooksConfig;
-use crate::error::{BrainError, BrainResult};
-use crate::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
+use brain_api::app::{Brain, Context, SessionRequest};
+use brain_api::config::HooksConfig;
+use brain_api::error::{BrainError, BrainResult};
+use brain_capture::Host;
+use brain_capture::transcript::excerpt;
+use brain_remote::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
 
 pub use capture::CaptureEvent;
 use harness::{LogPolicy, Progress, fail_open};
@@ -94,7 +94,9 @@ fn hook_context(context: &Context, input: &HookInput) -> Context {
 
 /// Hook settings, read without failing: a broken config gives the defaults.
 fn hooks_config(context: &Context) -> HooksConfig {
-    crate::config::load(&context.home, &context.cwd, &context.env).map(|loaded| loaded.config.hooks).unwrap_or_default()
+    brain_api::config::load(&context.home, &context.cwd, &context.env)
+        .map(|loaded| loaded.config.hooks)
+        .unwrap_or_default()
 }
 
 /// A hook under way: its input, deadline, context (the input's working directory) and
@@ -142,7 +144,7 @@ fn given_ids(start: &SessionStart) -> impl Iterator<Item = &str> {
 
 /// Keeps Cursor's rule current with `text` (only a rule brain wrote; never creates one).
 fn refresh_cursor_rule(context: &Context, text: &str) {
-    let root = crate::config::project_root(&context.cwd);
+    let root = brain_api::config::project_root(&context.cwd);
     if let Err(err) = cursor::write(&root, text, false) {
         harness::write_log(&context.home, "cursor rule", None, &err.to_string(), LogPolicy::ExistingHome);
     }
@@ -298,7 +300,7 @@ fn new_critical_signals(context: &Context, state: &mut SessionState, cap: SizeCa
     if state.signals_generation == Some(generation) {
         return Ok(None);
     }
-    let signals = crate::signals::visible(&brain)?;
+    let signals = brain_api::signals::visible(&brain)?;
     Ok(signal_alert(state, generation, signals, cap))
 }
 

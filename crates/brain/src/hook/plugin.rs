@@ -30,9 +30,9 @@ use serde_json::{Value, json};
 use super::hosts::{event_name, installed_events};
 use super::install::{hook_command, read_settings, shell_quote};
 use super::repo_files;
-use crate::app::write_atomically;
-use crate::capture::Host;
-use crate::error::{BrainError, BrainResult};
+use brain_api::app::write_atomically;
+use brain_api::error::{BrainError, BrainResult};
+use brain_capture::Host;
 
 /// The plugin's name (and the marketplace's).
 pub const PLUGIN: &str = "brain";

@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use crate::error::{BrainError, BrainResult};
+use brain_api::error::{BrainError, BrainResult};
 
 /// The first symbolic link on the way from `root` to `path` (below `root`, `path` itself
 /// included) and where it points; `None` when there is none, when the way ends at a missing

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::harness::{LogPolicy, safe_session_token, write_log};
-use crate::app::write_atomically;
-use crate::error::BrainError;
+use brain_api::app::write_atomically;
+use brain_api::error::BrainError;
 
 /// A state file larger than this is not ours: it is ignored.
 const MAX_STATE_BYTES: u64 = 64 * 1024;

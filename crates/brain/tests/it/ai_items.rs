@@ -628,12 +628,12 @@ fn hygiene_finds_planted_near_duplicates_among_many_items_and_acts_only_with_app
 fn a_concurrent_edit_between_plan_and_apply_is_a_conflict_not_an_overwrite() {
     let (env, [old_retry, _, old_export, _, _, _, _]) = hygiene_env();
     let brain = env.open_brain();
-    let options = brain::hygiene::HygieneOptions { apply: true, no_ai: true, ..Default::default() };
-    let mut report = brain::hygiene::plan(&brain, &options, &mut |_, _, _| {}).unwrap();
+    let options = brain_ai::hygiene::HygieneOptions { apply: true, no_ai: true, ..Default::default() };
+    let mut report = brain_ai::hygiene::plan(&brain, &options, &mut |_, _, _| {}).unwrap();
     assert_eq!(report.actions.len(), 4);
     // Someone edits the older retry decision after the plan read it.
     env.brain().args(["edit", &old_retry, "--content", "Retries: see the runbook, section 4."]).assert().success();
-    brain::hygiene::apply(&brain, &mut report, &mut |_, _, _| {});
+    brain_ai::hygiene::apply(&brain, &mut report, &mut |_, _, _| {});
     let outcome: Vec<(&str, &str)> = report.actions.iter().map(|a| (a.item.as_str(), a.status.as_str())).collect();
     assert_eq!(outcome[1], (old_retry.as_str(), "conflict"));
     assert_eq!(outcome[2], (old_export.as_str(), "applied"));

@@ -2,7 +2,7 @@
 //! item, full items only for what is rendered); the result must equal the assembly over
 //! every item loaded in full, for any store.
 
-use brain::app::{Brain, BudgetOverrides, Context};
+use brain_api::app::{Brain, BudgetOverrides, Context};
 use brain_core::assemble::fixtures::generate_items;
 use brain_core::assemble::{BrainOptions, brain_document, claude_md_summary};
 use brain_core::{Item, Scope, Status};
@@ -17,7 +17,7 @@ fn open(env: &Env) -> Brain {
         cwd: env.project_dir.clone(),
         project: None,
         now: NOW.parse().unwrap(),
-        env: brain::config::Environment::default(),
+        env: brain_api::config::Environment::default(),
     };
     Brain::open(&context).unwrap()
 }

@@ -60,15 +60,15 @@ impl Default for Env {
 impl Env {
     /// This home's brain opened in the test's process (as a command would, project from the
     /// project folder, clock at [`NOW`]), for tests that drive the library directly.
-    pub fn open_brain(&self) -> brain::app::Brain {
-        let context = brain::app::Context {
+    pub fn open_brain(&self) -> brain_api::app::Brain {
+        let context = brain_api::app::Context {
             home: self.home.clone(),
             cwd: self.project_dir.clone(),
             project: None,
             now: NOW.parse().unwrap(),
-            env: brain::config::Environment::default(),
+            env: brain_api::config::Environment::default(),
         };
-        brain::app::Brain::open(&context).unwrap()
+        brain_api::app::Brain::open(&context).unwrap()
     }
 
     /// A home that has been `brain init`-ed.

@@ -900,7 +900,7 @@ fn the_dashboard_is_served_with_a_strict_csp_and_calls_only_routed_api_paths() {
     assert_eq!(server.get("/api/v2/items").status, 401);
     // Every API path the page calls is routed (with the reader token: 200, or 4xx from the handler).
     let auth = format!("Bearer {READER}");
-    let paths = brain::serve::dashboard::api_paths();
+    let paths = brain_serve::dashboard::api_paths();
     assert!(paths.contains(&"/api/v2/brain") && paths.contains(&"/api/v2/events"), "{paths:?}");
     // The event stream never ends; the other test reads it.
     for path in paths.into_iter().filter(|path| *path != "/api/v2/events") {

@@ -495,7 +495,7 @@ fn the_security_matrix_of_every_route() {
         row("get", "/favicon.svg", "/favicon.svg", None, READER, [200, 200, 200, 421, 403, 200]),
     ];
     let table: Vec<(&str, &str)> =
-        brain::serve::openapi::ROUTES.iter().map(|route| (route.method, route.path)).collect();
+        brain_serve::openapi::ROUTES.iter().map(|route| (route.method, route.path)).collect();
     for (method, path) in &table {
         assert!(
             rows.iter().any(|row| (row.method, row.path) == (*method, *path)),
@@ -887,7 +887,7 @@ impl<'a> McpHttp<'a> {
 
 /// Issue 27 item 1: every MCP tool over HTTP applies the token's grants to every scope it
 /// reads or writes and every item it touches, through the same checks REST uses
-/// (`brain::policy`). The server's project is `demo`; `demo-writer` may write (and so read)
+/// (`brain_api::policy`). The server's project is `demo`; `demo-writer` may write (and so read)
 /// `project/demo` only, `demo-reader` may read it only. Each tool is called with another
 /// scope and with an item of another scope (and, where it writes, by the reader): every such
 /// call is refused as forbidden and changes nothing, and the same calls on the caller's own

@@ -355,14 +355,14 @@ fn session_start_records_accesses_and_a_later_write_folds_them_into_the_store() 
     assert_eq!(env.json(&["show", &pinned])["access_count"], 1);
 }
 
-/// What a server's session starts keep between writes (`brain::read_cache`) is never served
+/// What a server's session starts keep between writes (`brain_api::read_cache`) is never served
 /// after a change through another connection: a new item, a pin, a fold of access
 /// bookkeeping (which moves no generation). `a` keeps its reads, `b` writes beside it.
 pub fn kept_reads_follow_every_change_through_another_connection(env: &Env) {
-    use brain::app::SessionRequest;
+    use brain_api::app::SessionRequest;
     use brain_core::ItemDraft;
     let mut a = env.open_brain();
-    a.keep_reads(std::sync::Arc::new(brain::read_cache::ReadCache::new()));
+    a.keep_reads(std::sync::Arc::new(brain_api::read_cache::ReadCache::new()));
     let b = env.open_brain();
     let request = SessionRequest { task: Some("webhook retry backoff".into()), top: 5, ..SessionRequest::default() };
     let draft = |title: &str, confidence: Option<f64>| ItemDraft {

@@ -206,17 +206,17 @@ pub fn json(env: &Env, args: &[&str]) -> serde_json::Value {
 /// One phase-1 tick of `brain` over `vault` with `hook` run just before each file of the
 /// vault is written (a user editing that file at that moment).
 pub fn tick_with_hook(
-    brain: &brain::app::Brain,
+    brain: &brain_api::app::Brain,
     vault: &Vault,
     hook: &(dyn Fn(&Path) + Sync),
-) -> brain::ai::TickReport {
-    let location = brain::vault::Location::resolve(brain, Some(&vault.root), None).unwrap();
-    let options = brain::vault::TickOptions {
+) -> brain_ai::TickReport {
+    let location = brain_vault::Location::resolve(brain, Some(&vault.root), None).unwrap();
+    let options = brain_vault::TickOptions {
         location,
         dry_run: false,
         no_ai: true,
         progress: &|_, _| {},
         before_write: Some(hook),
     };
-    brain::ai::tick(brain, &options).unwrap()
+    brain_ai::tick(brain, &options).unwrap()
 }

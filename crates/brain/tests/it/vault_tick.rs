@@ -262,7 +262,7 @@ fn a_file_edited_after_the_scan_is_not_touched() {
     let env = Env::new();
     let vault = standard_vault(&env);
     let brain = env.open_brain();
-    let location = brain::vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
+    let location = brain_vault::Location::resolve(&brain, Some(&vault.root), None).unwrap();
     // The edit lands after the scan read the file and before the tick reads it for its edit.
     let progress = |done: usize, total: usize| {
         if done == total {
@@ -270,8 +270,8 @@ fn a_file_edited_after_the_scan_is_not_touched() {
         }
     };
     let options =
-        brain::vault::TickOptions { location, dry_run: false, no_ai: true, progress: &progress, before_write: None };
-    let report = brain::ai::tick(&brain, &options).unwrap();
+        brain_vault::TickOptions { location, dry_run: false, no_ai: true, progress: &progress, before_write: None };
+    let report = brain_ai::tick(&brain, &options).unwrap();
     assert_eq!(vault.read(HOT), "user rewrote everything\n");
     assert!(
         report.skipped.iter().any(|s| s.path == HOT && s.reason.contains("changed since the scan")),

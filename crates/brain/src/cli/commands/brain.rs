@@ -3,10 +3,10 @@
 use brain_core::assemble::BrainDocument;
 use brain_store::PageReads;
 
-use crate::app::{Brain, BudgetOverrides, Context};
-use crate::error::BrainResult;
-use crate::output::Out;
-use crate::remote::RemoteBrain;
+use brain_api::app::{Brain, BudgetOverrides, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
+use brain_remote::remote::RemoteBrain;
 
 /// Budget flags shared by the context commands.
 #[derive(Debug, Default, clap::Args)]

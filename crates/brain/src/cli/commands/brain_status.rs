@@ -3,16 +3,16 @@
 
 use brain_core::Severity;
 
-use crate::app::{Brain, Context};
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
 pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
-    let report = crate::status::status(&brain)?;
+    let report = brain_api::status::status(&brain)?;
     let mut out = Out::new();
     if json {
         out.json(&report);

@@ -6,10 +6,10 @@ use serde::Serialize;
 
 use super::cluster as cluster_command;
 use super::extract::{self as extract_command, ExtractArgs};
-use crate::app::{Brain, Context};
-use crate::capture::{self, ClusterReport, ExtractReport};
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
+use brain_capture::{self as capture, ClusterReport, ExtractReport};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

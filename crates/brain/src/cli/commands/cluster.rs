@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::app::{Brain, Context};
-use crate::capture::{self, ClusterReport};
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
+use brain_capture::{self as capture, ClusterReport};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -2,10 +2,10 @@
 
 use brain_store::PageReads;
 
-use crate::app::{Brain, Context};
 use crate::cli::commands::brain::BudgetArgs;
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Profile {
@@ -61,11 +61,11 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         }
         Profile::SessionStart => {
             let brain = Brain::open(context)?;
-            let request = crate::app::SessionRequest {
+            let request = brain_api::app::SessionRequest {
                 topics: args.topic,
                 top: 5,
                 max_chars: Some(super::session_start::DEFAULT_MAX_CHARS),
-                ..crate::app::SessionRequest::default()
+                ..brain_api::app::SessionRequest::default()
             };
             let payload = brain.session_start(&request)?;
             let mut out = Out::new();
@@ -78,7 +78,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         }
         Profile::Agent => {
             let Some(agent) = args.agent.as_deref() else {
-                return Err(crate::error::BrainError::user_with_hint(
+                return Err(brain_api::error::BrainError::user_with_hint(
                     "the agent profile needs --agent NAME",
                     "brain context --profile agent --agent reviewer [--team core] [--topic auth]",
                 ));

@@ -1,8 +1,8 @@
 //! `brain doctor`: the home, the database, the search index and the config.
 
-use crate::app::{Brain, Context};
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -1,9 +1,9 @@
 //! `brain edit ID`: change the given fields; the rest stays.
 
-use crate::app::{Brain, Context};
 use crate::cli::ItemFields;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

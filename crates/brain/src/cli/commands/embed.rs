@@ -2,9 +2,9 @@
 //! configured model (`[embed]`), with a progress bar on a terminal; resumable (each batch is
 //! committed), and a model change re-embeds.
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::BrainResult;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -1,12 +1,12 @@
 //! `brain enrich [--since TIME] [--max-sessions N] [--dry-run]`: the configured LLM proposes
 //! memory items (decisions, bugs and fixes, conventions, lessons, todos) from the captured
 //! sessions of a window; the ones that pass the rules are written as drafts to review
-//! (`brain review --drafts`, `brain approve ID`, the dashboard). See `crate::ai::enrich`.
+//! (`brain review --drafts`, `brain approve ID`, the dashboard). See `brain_ai::enrich`.
 
-use crate::ai::enrich::{self, EnrichOptions, EnrichReport};
-use crate::app::{Brain, Context};
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_ai::enrich::{self, EnrichOptions, EnrichReport};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

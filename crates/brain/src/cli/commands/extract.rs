@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use brain_core::time::format_timestamp;
 
-use crate::app::{Brain, Context};
-use crate::capture::{self, ExtractOptions, ExtractReport, Host, Window};
 use crate::cli::progress;
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
+use brain_capture::{self as capture, ExtractOptions, ExtractReport, Host, Window};
 
 /// The flags that choose the sessions (shared with `brain capture`). The global `--project P`
 /// (or `BRAIN_PROJECT`) keeps only project folders whose name contains P.

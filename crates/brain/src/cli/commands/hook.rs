@@ -5,13 +5,13 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use crate::app::{Brain, Context, SessionRequest};
-use crate::capture::Host;
-use crate::config;
-use crate::error::{BrainError, BrainResult};
 use crate::hook::install::{self, Change, InstallOutcome, InstallScope};
 use crate::hook::{self, CaptureEvent, HookEvent, HookRun, cursor, hosts, repo_files};
-use crate::output::Out;
+use brain_api::app::{Brain, Context, SessionRequest};
+use brain_api::config;
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_capture::Host;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -2,13 +2,13 @@
 //! near-duplicates and items sharing a dedup hint superseded by the newest, stale and
 //! low-confidence items into the review queue — confirmed or refined by the LLM when `[ai]` is
 //! set; printed by default, applied with `--apply` (each write with the version the plan read:
-//! an item edited meanwhile is a conflict, left as it is). See `crate::hygiene`.
+//! an item edited meanwhile is a conflict, left as it is). See `brain_ai::hygiene`.
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::{BrainError, BrainResult};
-use crate::hygiene::{self, HygieneOptions, HygieneReport};
-use crate::output::Out;
+use brain_ai::hygiene::{self, HygieneOptions, HygieneReport};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 /// At most this many actions are listed in text output (all in --json).
 const SHOWN: usize = 50;

@@ -3,9 +3,9 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::{BrainError, BrainResult};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

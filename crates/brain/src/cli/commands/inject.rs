@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use brain_store::PageReads;
 
-use crate::app::{Brain, Context};
 use crate::cli::commands::brain::BudgetArgs;
-use crate::config;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::config;
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 const TARGETS: &[&str] = &["CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules"];
 

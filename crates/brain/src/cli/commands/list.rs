@@ -3,9 +3,9 @@
 use brain_core::{Kind, Scope, Status};
 use brain_store::ItemFilter;
 
-use crate::app::{Brain, Context};
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 /// Filters shared by `list`, `search` and `export`.
 #[derive(Debug, Default, clap::Args)]

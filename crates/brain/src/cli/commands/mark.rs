@@ -4,10 +4,10 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::app::{Brain, Context};
-use crate::error::{BrainError, BrainResult};
-use crate::output::{Out, escape_controls};
-use crate::vault::{self, Location, MAX_MARK_TEXT_BYTES, MarkRequest};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::{Out, escape_controls};
+use brain_vault::{self as vault, Location, MAX_MARK_TEXT_BYTES, MarkRequest};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

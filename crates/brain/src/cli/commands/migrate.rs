@@ -1,9 +1,9 @@
 //! `brain migrate --to URL`: copy this home's store into another (a fleet's PostgreSQL),
 //! all or nothing, with a progress bar on a terminal; running it again copies nothing.
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::BrainResult;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,7 +33,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     if !json {
         eprintln!(
             "to use it from this home: set BRAIN_DATABASE_URL, or [store] url in {}",
-            context.home.join(crate::config::USER_CONFIG_FILE).display()
+            context.home.join(brain_api::config::USER_CONFIG_FILE).display()
         );
     }
     Ok(())

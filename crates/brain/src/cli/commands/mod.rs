@@ -42,7 +42,7 @@ use std::io::{IsTerminal, Read};
 use brain_core::Item;
 use brain_core::time::format_timestamp;
 
-use crate::error::{BrainError, BrainResult};
+use brain_api::error::{BrainError, BrainResult};
 
 /// One line per item for lists: id, kind, status, importance, confidence, scope, title.
 pub fn item_line(item: &Item) -> String {

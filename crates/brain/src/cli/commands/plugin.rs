@@ -3,12 +3,12 @@
 
 use std::path::PathBuf;
 
-use crate::app::Context;
-use crate::config;
-use crate::error::{BrainError, BrainResult};
 use crate::hook::install::shell_quote;
 use crate::hook::plugin::{self, PluginCommand};
-use crate::output::Out;
+use brain_api::app::Context;
+use brain_api::config;
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

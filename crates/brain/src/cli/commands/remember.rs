@@ -2,11 +2,11 @@
 
 use brain_core::{Item, ItemDraft};
 
-use crate::app::{Brain, Context};
 use crate::cli::ItemFields;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::remote::RemoteBrain;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_remote::remote::RemoteBrain;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -2,9 +2,9 @@
 //! the drafts waiting for approval (agents' writes under `write_policy = "draft"`, `brain
 //! enrich`'s proposals), newest first.
 
-use crate::app::{Brain, Context};
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

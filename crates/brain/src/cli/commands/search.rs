@@ -1,17 +1,17 @@
 //! `brain search QUERY`: ranked search over title, content, tags, files and schema key
-//! (`crate::search`), each result with why it matched.
+//! (`brain_api::search`), each result with why it matched.
 
 use brain_core::Status;
 use serde::Serialize;
 
-use crate::app::{Brain, Context};
 use crate::cli::commands::list::FilterArgs;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::remote::RemoteBrain;
-use crate::views::SearchResult;
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_api::views::SearchResult;
+use brain_remote::remote::RemoteBrain;
 
-pub use crate::search::MAX_LIMIT;
+pub use brain_api::search::MAX_LIMIT;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,8 +45,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let query = args.query.join(" ");
     let filter = args.filter.to_filter(&brain, &[Status::Approved])?;
-    let mode = args.mode.as_deref().map(crate::search::Mode::parse).transpose()?;
-    let found = crate::views::search_page_in(&brain, &query, filter, args.limit, args.offset, mode)?;
+    let mode = args.mode.as_deref().map(brain_api::search::Mode::parse).transpose()?;
+    let found = brain_api::views::search_page_in(&brain, &query, filter, args.limit, args.offset, mode)?;
     let page = SearchPage { next_offset: found.next_offset, results: found.results, query };
     render(&page, args.offset, json);
     Ok(())

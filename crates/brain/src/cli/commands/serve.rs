@@ -1,8 +1,8 @@
 //! `brain serve`: the HTTP API, events, metrics and MCP over streamable HTTP (SPEC §7.2).
 
-use crate::app::Context;
-use crate::error::BrainResult;
-use crate::serve::ServeOptions;
+use brain_api::app::Context;
+use brain_api::error::BrainResult;
+use brain_serve::ServeOptions;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -22,5 +22,5 @@ pub fn run(context: &Context, args: Args, fixed_now: bool) -> BrainResult<()> {
     if let Some(url) = args.database {
         context.env.database_url = Some(url);
     }
-    crate::serve::run(context, options)
+    brain_serve::run(context, options)
 }

@@ -2,10 +2,10 @@
 
 use brain_core::assemble::session::SessionStart;
 
-use crate::app::{Brain, Context, SessionRequest};
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::remote::RemoteBrain;
+use brain_api::app::{Brain, Context, SessionRequest};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_remote::remote::RemoteBrain;
 
 /// Default character cap of the text form (Claude Code cuts hook context above 10,000).
 pub const DEFAULT_MAX_CHARS: usize = 9500;

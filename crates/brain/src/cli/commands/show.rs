@@ -1,8 +1,8 @@
 //! `brain show ID`: every field of one item.
 
-use crate::app::{Brain, Context};
-use crate::error::BrainResult;
-use crate::output::Out;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

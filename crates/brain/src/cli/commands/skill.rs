@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use crate::app::Context;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::skills;
+use brain_api::app::Context;
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_api::skills;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

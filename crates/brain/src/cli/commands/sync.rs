@@ -1,13 +1,13 @@
 //! `brain sync`: push this home's changes to a `brain serve` and pull the server's
-//! (`crate::sync`); `--status` shows what waits, `resolve` settles a conflict.
+//! (`brain_remote::sync`); `--status` shows what waits, `resolve` settles a conflict.
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::config;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::remote::{RemoteBrain, RemoteTarget, Token, parse_base_url};
-use crate::sync::{self, ScopeSelector};
+use brain_api::app::{Brain, Context};
+use brain_api::config;
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_remote::remote::{RemoteBrain, RemoteTarget, Token, parse_base_url};
+use brain_remote::sync::{self, ScopeSelector};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -94,10 +94,10 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             out.line(format!("conflicts: {}", status.conflicts.len()));
             for conflict in &status.conflicts {
                 let side = |item: &Option<brain_core::Item>| match item {
-                    Some(item) => format!("{:?}", crate::output::escape_controls(&item.content)),
+                    Some(item) => format!("{:?}", brain_api::output::escape_controls(&item.content)),
                     None => "(deleted)".to_string(),
                 };
-                out.line(format!("  {} {}", conflict.id, crate::output::escape_controls(&conflict.title)));
+                out.line(format!("  {} {}", conflict.id, brain_api::output::escape_controls(&conflict.title)));
                 out.line(format!("    local:  {}", side(&conflict.local)));
                 out.line(format!(
                     "    remote: {} (server version {})",

@@ -1,18 +1,18 @@
 //! `brain tick`: maintain the vault (phase 1, deterministic): heat, promotion and demotion,
 //! graduation, signal tombstones, the brain feed and `health.jsonl`; then, when `[ai]` names
-//! an LLM and `--no-ai` is not given, the AI phases 2–5 (`crate::ai`): prompt, reason, apply
+//! an LLM and `--no-ai` is not given, the AI phases 2–5 (`brain_ai`): prompt, reason, apply
 //! the valid proposals, verify. Without one the tick says so and runs phase 1 only.
 
 use std::path::PathBuf;
 
 use brain_store::PageReads;
 
-use crate::ai::TickReport;
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::BrainResult;
-use crate::output::Out;
-use crate::vault::{Location, TickOptions};
+use brain_ai::TickReport;
+use brain_api::app::{Brain, Context};
+use brain_api::error::BrainResult;
+use brain_api::output::Out;
+use brain_vault::{Location, TickOptions};
 
 /// At most this many planned changes of one kind are listed in text output (all in --json).
 const SHOWN: usize = 20;
@@ -54,7 +54,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     }
     let options =
         TickOptions { location, dry_run: args.dry_run, no_ai: args.no_ai, progress: &on_progress, before_write: None };
-    let report = crate::ai::tick(&brain, &options);
+    let report = brain_ai::tick(&brain, &options);
     let report = progress::finish(bar, report, json, print_text)?;
     for done in &report.scan.recovered {
         eprintln!("note: interrupted graduation {} → {}: {} ({})", done.from, done.to, done.action, done.reason);
@@ -139,7 +139,7 @@ fn print_text(out: &mut Out, report: &TickReport) {
     out.line(format!("health {}/10: {}", report.health.score, report.health.reason));
 }
 
-fn print_ai(out: &mut Out, ai: &crate::ai::AiReport) {
+fn print_ai(out: &mut Out, ai: &brain_ai::AiReport) {
     out.line(format!(
         "ai {} {}: {} prompt(s), one per project, {} tokens ({} of {} arcs, built in {:.1} ms), {} request(s), {} tokens in, {} out, cost {:.4}, {:.0} ms",
         ai.provider,

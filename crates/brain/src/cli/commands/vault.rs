@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use brain_core::vault::DiagnosticSeverity;
 
-use crate::app::{Brain, Context};
 use crate::cli::progress;
-use crate::error::{BrainError, BrainResult};
-use crate::output::Out;
-use crate::vault::{self, Location};
+use brain_api::app::{Brain, Context};
+use brain_api::error::{BrainError, BrainResult};
+use brain_api::output::Out;
+use brain_vault::{self as vault, Location};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -123,7 +123,7 @@ fn init(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
         eprintln!(
             "hint: pass --vault {} to scan and tick, or set `[vault] path` in {}",
             report.vault,
-            brain.home.join(crate::config::USER_CONFIG_FILE).display()
+            brain.home.join(brain_api::config::USER_CONFIG_FILE).display()
         );
     }
     Ok(())

@@ -1,0 +1,68 @@
+//! What `/mcp` requests go through before rmcp's streamable-HTTP service (the guard has
+//! already checked `Host`, `Origin` — as the MCP transport spec asks — and that a POST is
+//! JSON): the token's grants, and a body that is a JSON-RPC message. rmcp answers a body
+//! it cannot parse with 415 and plain text; the MCP spec and the official SDKs answer 400
+//! with a JSON-RPC error without id (-32700 parse error, -32600 invalid request), which is
+//! what clients and the Inspector expect, so bodies are checked here first.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::auth::Caller;
+use super::error::ApiError;
+use super::state::AppState;
+
+/// MCP tools work on the server's project: the token needs the read grant on it to talk to
+/// the server at all. What each tool then reads or writes is checked against the token's
+/// grants inside the tool (`brain_api::policy`), item by item and scope by scope.
+pub async fn require_grant(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let caller = request.extensions().get::<Caller>().cloned().unwrap_or(Caller::Open);
+    let scope = brain_core::Scope::Project(state.default_project.clone());
+    match caller.require_read(&scope) {
+        Ok(()) => next.run(request).await,
+        Err(err) => ApiError::from(err).into_response(),
+    }
+}
+
+/// A JSON-RPC error without id, as the MCP transport answers a message it cannot take.
+fn jsonrpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}).to_string();
+    let mut response = (status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// Reads a POST body (at most `[serve] max_body_bytes`: 413 beyond) and lets it through
+/// only if it is a JSON-RPC message: malformed or too deeply nested JSON (serde_json stops
+/// at 128 levels) is 400 / -32700, JSON that is no JSON-RPC message 400 / -32600.
+pub async fn check_body(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, state.config.max_body_bytes).await else {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is larger than the limit ([serve] max_body_bytes)",
+        )
+        .into_response();
+    };
+    if let Err(err) = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        return match err.classify() {
+            serde_json::error::Category::Data => jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                format!("invalid request: not a JSON-RPC message: {err}"),
+            ),
+            _ => jsonrpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: {err}")),
+        };
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
