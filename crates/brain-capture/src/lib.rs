@@ -12,11 +12,8 @@
 //! written unless its text changed; user text outside the generated block is never touched.
 
 pub mod arc;
-mod claude;
 pub mod cluster;
-mod codex;
 pub mod extract;
-mod gemini;
 pub use brain_core::host;
 pub mod lenient;
 pub mod store;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use brain_core::redact::redact_str;
 
 use super::Host;
-use super::transcript::SessionState;
+use super::transcript::{SessionState, safe_id};
 use brain_api::error::{BrainError, BrainResult};
 
 /// `<home>/capture`.
@@ -66,18 +66,6 @@ fn codex_session_id(stem: &str) -> Option<&str> {
         _ => c.is_ascii_hexdigit(),
     });
     shape.then_some(id)
-}
-
-/// `text` with every character outside `[A-Za-z0-9._-]` replaced by `-`, without leading
-/// dots, at most 128 characters; `unnamed` when nothing is left.
-pub fn safe_id(text: &str) -> String {
-    let id: String = text
-        .chars()
-        .take(128)
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
-        .collect();
-    let id = id.trim_start_matches('.');
-    if id.is_empty() { "unnamed".to_string() } else { id.to_string() }
 }
 
 /// The saved states of one project folder's sessions: `capture/sessions/<folder>.jsonl`, one

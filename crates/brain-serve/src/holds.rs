@@ -34,11 +34,8 @@ use http_body::{Frame, SizeHint};
 
 use super::auth::Grant;
 use super::error::ApiError;
-use super::openapi::{Mount, ROUTES};
+use super::openapi::{Mount, PROBES, ROUTES};
 use brain_api::config::ServeConfig;
-
-/// Routes that never take a share (see the module docs).
-pub const PROBES: &[&str] = &["/healthz", "/readyz"];
 
 /// Seconds a refused client is asked to wait: a request in progress ends soon, a stream
 /// rarely.

@@ -5,6 +5,9 @@
 
 use serde_json::{Map, Value, json};
 
+/// Routes that never take a share of what one token or address may hold (`holds`).
+pub const PROBES: &[&str] = &["/healthz", "/readyz"];
+
 /// A query or path parameter.
 #[derive(Debug)]
 pub struct Param {
@@ -499,7 +502,7 @@ pub fn document() -> Value {
         // (probes take no share).
         let mut errors: Vec<u16> = route.errors.to_vec();
         errors.extend([403, 414, 421, 431]);
-        if !super::holds::PROBES.contains(&route.path) {
+        if !PROBES.contains(&route.path) {
             errors.push(429);
         }
         if route.method == "post" || route.body.is_some() {

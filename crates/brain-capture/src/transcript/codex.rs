@@ -17,8 +17,8 @@
 
 use serde::Deserialize;
 
-use super::lenient::{self, ObjectOnly};
-use super::transcript::Accumulator;
+use super::Accumulator;
+use crate::lenient::{self, ObjectOnly};
 
 /// Line types Codex writes that carry nothing capture needs.
 const QUIET_LINES: &[&str] = &["world_state", "token_usage_record"];
@@ -159,8 +159,8 @@ fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Host;
-    use super::super::transcript::summarize_bytes;
+    use super::super::summarize_bytes;
+    use crate::Host;
 
     #[test]
     fn a_rollout_is_summarised_from_events_and_response_items() {

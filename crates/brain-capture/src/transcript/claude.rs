@@ -14,7 +14,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
-use super::transcript::{Accumulator, LENIENT_MAX_BYTES};
+use super::{Accumulator, LENIENT_MAX_BYTES};
 
 /// Record types Claude Code writes that carry nothing capture needs.
 const KNOWN_QUIET_TYPES: &[&str] =

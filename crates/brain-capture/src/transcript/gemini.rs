@@ -15,8 +15,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::lenient::{self, ObjectOnly};
-use super::transcript::Accumulator;
+use super::Accumulator;
+use crate::lenient::{self, ObjectOnly};
 
 /// Tools whose `file_path` argument names a file the session changed.
 const EDIT_TOOLS: &[&str] = &["write_file", "replace", "edit"];
@@ -148,8 +148,8 @@ pub(super) fn project_root_of(chat: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Host;
-    use super::super::transcript::summarize_bytes;
+    use super::super::summarize_bytes;
+    use crate::Host;
 
     #[test]
     fn a_chat_is_summarised_with_messages_and_tool_calls_counted_once() {

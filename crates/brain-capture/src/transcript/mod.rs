@@ -2,8 +2,8 @@
 //! [`SessionState`] remembers how far the file was read, so the next capture of a growing
 //! transcript reads only the bytes appended since.
 //!
-//! One normalised session model for every host: each host's reader ([`super::claude`],
-//! [`super::codex`], [`super::gemini`]) turns its lines into the same few events on the
+//! One normalised session model for every host: each host's reader ([`claude`],
+//! [`codex`], [`gemini`]) turns its lines into the same few events on the
 //! [`Accumulator`] — a prompt, assistant text, a tool call, a tool result, a touched file, a
 //! compaction, the working directory and branch — and everything after (summaries, clusters,
 //! arcs) is host-neutral. The summary records the [`Host`].
@@ -22,6 +22,10 @@
 //! directory — also through a symlink — is refused without blocking), a line longer than
 //! [`MAX_LINE_BYTES`] is skipped as it streams by (never held whole), and a [`ReadBudget`]
 //! (bytes, a deadline) stops reading at a line boundary; the saved state resumes there.
+
+mod claude;
+mod codex;
+mod gemini;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -155,7 +159,7 @@ impl SessionSummary {
             .map(|tool| ToolCount { name: clean_identifier(&tool.name), count: tool.count })
             .collect();
         SessionSummary {
-            session_id: super::store::safe_id(&self.session_id),
+            session_id: safe_id(&self.session_id),
             project: brain_api::config::sanitize_project_name(&redact_str(&self.project)),
             cwd: clean(self.cwd, 1000),
             git_branch: clean(self.git_branch, 300),
@@ -332,7 +336,7 @@ pub fn scan(
     let (consumed, pending) = accumulator.read_within(BufReader::with_capacity(256 * 1024, file), budget)?;
     if accumulator.cwd.is_empty() && host == Host::Gemini {
         // Gemini CLI's chats do not carry the working directory; their project folder does.
-        accumulator.cwd = super::gemini::project_root_of(path).unwrap_or_default();
+        accumulator.cwd = gemini::project_root_of(path).unwrap_or_default();
     }
     let mut state = accumulator.finish(path_text, size, mtime_ns, offset + consumed, project_of);
     state.pending = pending;
@@ -514,9 +518,9 @@ impl Accumulator {
             return true;
         }
         let parsed = match self.host {
-            Host::ClaudeCode | Host::Cursor => super::claude::line(self, text),
-            Host::Codex => super::codex::line(self, text),
-            Host::Gemini => super::gemini::line(self, text),
+            Host::ClaudeCode | Host::Cursor => claude::line(self, text),
+            Host::Codex => codex::line(self, text),
+            Host::Gemini => gemini::line(self, text),
         };
         match parsed {
             true => self.lines.records += 1,
@@ -779,6 +783,18 @@ pub fn excerpt(text: &str, max: usize) -> String {
         return text.to_string();
     }
     format!("{}…", capped.trim_end())
+}
+
+/// `text` with every character outside `[A-Za-z0-9._-]` replaced by `-`, without leading
+/// dots, at most 128 characters; `unnamed` when nothing is left.
+pub fn safe_id(text: &str) -> String {
+    let id: String = text
+        .chars()
+        .take(128)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '-' })
+        .collect();
+    let id = id.trim_start_matches('.');
+    if id.is_empty() { "unnamed".to_string() } else { id.to_string() }
 }
 
 #[cfg(test)]
