@@ -7,55 +7,11 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::{COLUMNS, SqliteStore, WriteTx, item_values};
-use crate::StoreResult;
+use crate::{StoreResult, VaultFileRecord, VaultFileRow};
 
 /// Rows per multi-row statement of the batch methods (33 columns × 900 stays below SQLite's
 /// 32,766 bound parameters). Fewer, larger statements journal each touched page fewer times.
 const BATCH_ROWS: usize = 900;
-
-/// One vault file as the last scan saw it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VaultFileRecord {
-    /// Vault-relative path with `/` separators.
-    pub relpath: String,
-    pub size: u64,
-    /// Modification time in nanoseconds since the epoch; 0 forces a hash check next scan.
-    pub mtime_ns: i64,
-    /// Lowercase hex SHA-256 of the bytes that were parsed.
-    pub sha256: String,
-    /// The application's parsed summary of the file (its own binary encoding). Empty when
-    /// not requested.
-    pub state: Vec<u8>,
-    /// The file's diagnostics (JSON), empty when it has none. Always read.
-    pub diagnostics: String,
-}
-
-/// One row of the vault index, borrowed, valid for the call it is passed to (see
-/// [`crate::Store::vault_files_each`]).
-#[derive(Clone, Copy, Debug)]
-pub struct VaultFileRow<'a> {
-    pub relpath: &'a str,
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub sha256: &'a str,
-    /// Empty when not requested.
-    pub state: &'a [u8],
-    pub diagnostics: &'a str,
-}
-
-impl VaultFileRow<'_> {
-    /// The row as an owned record.
-    pub fn to_record(&self) -> VaultFileRecord {
-        VaultFileRecord {
-            relpath: self.relpath.to_string(),
-            size: self.size,
-            mtime_ns: self.mtime_ns,
-            sha256: self.sha256.to_string(),
-            state: self.state.to_vec(),
-            diagnostics: self.diagnostics.to_string(),
-        }
-    }
-}
 
 /// Column `index` of `row` as borrowed text.
 fn text<'row>(row: &'row rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'row str> {
