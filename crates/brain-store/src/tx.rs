@@ -11,6 +11,8 @@ use brain_core::{Item, Scope};
 
 use crate::{StoreError, StoreResult, TokenRecord, VaultFileRecord, pg, sqlite};
 
+mod sync;
+
 /// A write transaction: the only way to change items. Everything done through it commits
 /// together when the closure returns `Ok`, or not at all.
 pub struct WriteTx<'c> {
