@@ -381,6 +381,11 @@ mod tests {
         store.lock().query_row(sql, [query], |row| row.get(0)).unwrap()
     }
 
+    /// [`crate::Store::write`] on the SQLite store itself.
+    fn write<T>(store: &SqliteStore, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        store.write(|tx| crate::WriteTx::new(WriteBackend::Sqlite(tx)).run(change))
+    }
+
     fn has_index(tx: &crate::WriteTx<'_>, name: &str) -> bool {
         let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
         let sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1)";
@@ -393,28 +398,27 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
         let stored = lessons(0, 3);
         for item in &stored {
-            store.write(|tx| tx.insert(item)).unwrap();
+            write(&store, |tx| tx.insert(item)).unwrap();
         }
         store.analyze().unwrap();
         let before = schema(&store);
         let loaded = lessons(100, 1000);
         let refs: Vec<&Item> = loaded.iter().collect();
-        store
-            .write(|tx| {
-                assert!(tx.defer_item_indexes(refs.len())?);
-                assert!(!has_index(tx, "items_layering"), "deferred");
-                assert!(tx.insert_many(&refs)?.is_empty());
-                // Changes of loaded and of older rows in the same transaction: the indexes
-                // come back first, so the full-text index never loses track of a row.
-                let mut renamed = tx.get(&loaded[0].id)?.unwrap();
-                renamed.title = "lesson about circuit breakers".into();
-                tx.update(&renamed, None)?;
-                assert!(has_index(tx, "items_layering"), "restored before the update");
-                tx.delete(&loaded[1].id)?;
-                tx.delete(&stored[0].id)?;
-                Ok(())
-            })
-            .unwrap();
+        write(&store, |tx| {
+            assert!(tx.defer_item_indexes(refs.len())?);
+            assert!(!has_index(tx, "items_layering"), "deferred");
+            assert!(tx.insert_many(&refs)?.is_empty());
+            // Changes of loaded and of older rows in the same transaction: the indexes
+            // come back first, so the full-text index never loses track of a row.
+            let mut renamed = tx.get(&loaded[0].id)?.unwrap();
+            renamed.title = "lesson about circuit breakers".into();
+            tx.update(&renamed, None)?;
+            assert!(has_index(tx, "items_layering"), "restored before the update");
+            tx.delete(&loaded[1].id)?;
+            tx.delete(&stored[0].id)?;
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(schema(&store), before, "every index and trigger is back as it was");
         assert!(store.check().unwrap().problems.is_empty(), "{:?}", store.check().unwrap().problems);
         assert_eq!(matches(&store, "backoff"), 2 + 999, "three stored and a thousand loaded, one of each deleted");
@@ -433,7 +437,7 @@ mod tests {
         let before = schema(&store);
         let loaded = lessons(0, 100);
         let refs: Vec<&Item> = loaded.iter().collect();
-        let failed: StoreResult<()> = store.write(|tx| {
+        let failed: StoreResult<()> = write(&store, |tx| {
             assert!(tx.defer_item_indexes(refs.len())?);
             tx.insert_many(&refs)?;
             Err(crate::StoreError::NotFound { id: "a failure after the load".into() })
@@ -442,14 +446,13 @@ mod tests {
         assert_eq!(schema(&store), before);
         assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 0);
 
-        store.write(|tx| tx.insert_many(&refs).map(drop)).unwrap();
-        store
-            .write(|tx| {
-                assert!(!tx.defer_item_indexes(50)?, "fewer new rows than stored ones: row by row");
-                assert!(has_index(tx, "items_layering"));
-                Ok(())
-            })
-            .unwrap();
+        write(&store, |tx| tx.insert_many(&refs).map(drop)).unwrap();
+        write(&store, |tx| {
+            assert!(!tx.defer_item_indexes(50)?, "fewer new rows than stored ones: row by row");
+            assert!(has_index(tx, "items_layering"));
+            Ok(())
+        })
+        .unwrap();
         assert!(store.check().unwrap().problems.is_empty());
     }
 
@@ -460,13 +463,12 @@ mod tests {
         let before = cache_size(&store);
         let items = lessons(0, 1000);
         let refs: Vec<&Item> = items.iter().collect();
-        let during = store
-            .write(|tx| {
-                tx.insert_many(&refs)?;
-                let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
-                Ok(tx.tx.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).unwrap())
-            })
-            .unwrap();
+        let during = write(&store, |tx| {
+            tx.insert_many(&refs)?;
+            let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
+            Ok(tx.tx.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).unwrap())
+        })
+        .unwrap();
         assert_eq!(during, -BULK_CACHE_KIB, "the bulk insert ran with the large cache");
         assert_eq!(cache_size(&store), before, "and the connection's size is back after it");
         assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 1000);
