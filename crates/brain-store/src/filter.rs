@@ -1,4 +1,5 @@
-//! Query shapes shared by every backend.
+//! Query shapes and results shared by every backend: which items a read covers, an access
+//! to record, a read's stamp, a search hit, what a check found.
 
 use brain_core::{Item, Kind, Scope, Status};
 
@@ -61,18 +62,6 @@ impl ReadStamp {
 pub struct SearchHit {
     pub item: Item,
     pub score: f64,
-}
-
-/// A bearer token kept in the store: its name, the SHA-256 of its secret (lowercase hex; the
-/// secret itself is never stored), its scope grants, and when it was made and revoked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenRecord {
-    pub name: String,
-    pub sha256: String,
-    pub read: Vec<String>,
-    pub write: Vec<String>,
-    pub created_at: brain_core::Timestamp,
-    pub revoked_at: Option<brain_core::Timestamp>,
 }
 
 /// What a store check found.

@@ -5,6 +5,11 @@
 //! The face is backend-neutral: operations on [`Store`] and the transactions handed to its
 //! closures ([`WriteTx`], [`ReadTx`]) take and return core types. Each backend's SQL,
 //! migrations and row mapping stay private to its module.
+//!
+//! Modules, bottom up: the words every backend speaks (`error`, `filter`, `records`, `sync`,
+//! `location`); the backends (`sqlite`, `pg`), which name nothing above them; and the dispatch
+//! over the backends: [`Store`] here, its transactions (`tx`, with the rules of sync), `jobs`
+//! and `copy`.
 
 mod copy;
 mod error;
@@ -12,25 +17,26 @@ mod filter;
 mod jobs;
 mod location;
 mod pg;
+mod records;
 mod sqlite;
 mod sync;
 mod tx;
 
 pub use copy::{CopyReport, copy_all};
 pub use error::StoreError;
-pub use filter::{Access, ItemFilter, ReadStamp, SearchHit, StoreStats, TokenRecord};
+pub use filter::{Access, ItemFilter, ReadStamp, SearchHit, StoreStats};
 pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
 pub use pg::listen::ChangeFeed;
 pub use pg::{Committed, PgStore};
-pub use sqlite::vault::{VaultFileRecord, VaultFileRow};
-pub use sqlite::vectors::VectorJob;
+pub use records::{TokenRecord, VaultFileRecord, VaultFileRow, VectorJob};
 pub use sqlite::{PageReads, SqliteStore};
 pub use sync::{Change, ChangePage, Keep, PullOutcome, PushOutcome, SyncConflict, same_content};
 pub use tx::{ReadTx, WriteTx};
 
 use brain_core::{Item, Timestamp};
 use std::path::Path;
+use tx::{ReadBackend, WriteBackend};
 
 /// The closed set of storage backends, chosen once by location.
 #[derive(Debug)]
@@ -125,12 +131,18 @@ impl Store {
     /// Runs `change` inside one write transaction (read-modify-write is atomic): everything
     /// it does commits together when it returns `Ok`, nothing when it returns an error.
     pub fn write<T>(&self, change: impl FnOnce(&mut WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
-        dispatch!(self, store => store.write(change))
+        match self {
+            Store::Sqlite(store) => store.write(|tx| WriteTx::new(WriteBackend::Sqlite(tx)).run(change)),
+            Store::Postgres(store) => store.write(|tx| WriteTx::new(WriteBackend::Postgres(tx)).run(change)),
+        }
     }
 
     /// Runs `read` in one read transaction: every read through it sees the same snapshot.
     pub fn read<T>(&self, read: impl FnOnce(&ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
-        dispatch!(self, store => store.read(read))
+        match self {
+            Store::Sqlite(store) => store.read(|tx| ReadTx::new(ReadBackend::Sqlite(tx)).run(read)),
+            Store::Postgres(store) => store.read(|tx| ReadTx::new(ReadBackend::Postgres(tx)).run(read)),
+        }
     }
 
     pub fn list(&self, filter: &ItemFilter) -> StoreResult<Vec<Item>> {

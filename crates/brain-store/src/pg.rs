@@ -32,7 +32,6 @@ use postgres::types::ToSql;
 use postgres::{Client, IsolationLevel, NoTls, Row};
 
 use crate::location::PgLocation;
-use crate::tx::{ReadBackend, WriteBackend};
 use crate::{Access, ItemFilter, ReadStamp, StoreError, StoreResult, StoreStats, VaultFileRecord};
 use rows::{COLUMNS, Params};
 pub(crate) use tx::{ReadTx, WriteTx};
@@ -383,16 +382,16 @@ impl PgStore {
         self.run(|connection| connection.client.simple_query(sql))
     }
 
-    /// Runs `change` in one transaction and commits it when it returns Ok; any error rolls
-    /// everything back. A write that moved the generation is then announced.
-    pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    /// Runs `run` on one transaction, which `run` commits (returning its value and whether
+    /// the write generation moved) or drops: any error rolls everything back. A write that
+    /// moved the generation is then announced.
+    pub(crate) fn write<T>(&self, run: impl FnOnce(WriteTx<'_>) -> StoreResult<(T, bool)>) -> StoreResult<T> {
         let mut slot = self.lock();
         let (connection, _) = self.ensure(&mut slot)?;
         let Connection { client, statements, .. } = connection;
         let tx = client.transaction().map_err(|err| self.error(err))?;
-        let mut write = crate::WriteTx::new(WriteBackend::Postgres(WriteTx::new(Session::new(tx, statements), self)));
-        let value = change(&mut write)?;
-        if write.commit()? {
+        let (value, moved) = run(WriteTx::new(Session::new(tx, statements), self))?;
+        if moved {
             let committed = self.announce(client);
             *self.committed.lock().unwrap_or_else(|poison| poison.into_inner()) = Some(committed);
         }
@@ -435,8 +434,9 @@ impl PgStore {
         self.committed.lock().unwrap_or_else(|poison| poison.into_inner()).take()
     }
 
-    /// Runs `read` in one REPEATABLE READ, READ ONLY transaction: one snapshot throughout.
-    pub(crate) fn read<T>(&self, read: impl FnOnce(&crate::ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    /// Runs `run` on one REPEATABLE READ, READ ONLY transaction: one snapshot throughout.
+    /// `run` ends it (see [`ReadTx::finish`]).
+    pub(crate) fn read<T>(&self, run: impl FnOnce(ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut slot = self.lock();
         let (connection, _) = self.ensure(&mut slot)?;
         let Connection { client, statements, .. } = connection;
@@ -446,13 +446,7 @@ impl PgStore {
             .read_only(true)
             .start()
             .map_err(|err| self.error(err))?;
-        let reader = crate::ReadTx { backend: ReadBackend::Postgres(ReadTx::new(Session::new(tx, statements), self)) };
-        let value = read(&reader)?;
-        match reader.backend {
-            ReadBackend::Postgres(tx) => tx.finish()?,
-            ReadBackend::Sqlite(_) => {}
-        }
-        Ok(value)
+        run(ReadTx::new(Session::new(tx, statements), self))
     }
 
     /// After a bulk load: refreshes the planner's statistics (search reads its estimates

@@ -15,7 +15,6 @@ use brain_core::{Item, Scope, Timestamp};
 use rusqlite::types::Value;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior, params_from_iter};
 
-use crate::tx::WriteBackend;
 use crate::{Access, ItemFilter, ReadStamp, SearchHit, StoreError, StoreResult, StoreStats};
 
 pub(crate) mod lean;
@@ -208,23 +207,18 @@ impl SqliteStore {
         StoreError::from_sqlite(&self.path, err)
     }
 
-    /// Runs `change` in one `BEGIN IMMEDIATE` transaction and commits it when it returns Ok.
-    /// Any error rolls everything back.
-    pub(crate) fn write<T>(&self, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    /// Runs `run` on one `BEGIN IMMEDIATE` transaction, which `run` commits (returning its
+    /// value and whether the write generation moved) or drops: any error rolls everything
+    /// back.
+    pub(crate) fn write<T>(&self, run: impl FnOnce(WriteTx<'_>) -> StoreResult<(T, bool)>) -> StoreResult<T> {
         let mut connection = self.lock();
         let outcome = (|| {
             let tx = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| self.sqlite_error(e))?;
-            let mut write = crate::WriteTx::new(WriteBackend::Sqlite(WriteTx {
-                tx,
-                path: &self.path,
-                changed: false,
-                store: self,
-                deferred: None,
-            }));
-            let value = change(&mut write)?;
-            write.commit()?;
+            // Readers in other processes see the moved generation in the file: nothing to
+            // announce.
+            let (value, _moved) = run(WriteTx { tx, path: &self.path, changed: false, store: self, deferred: None })?;
             Ok(value)
         })();
         // A bulk insert's large page cache goes with its transaction (committed or rolled

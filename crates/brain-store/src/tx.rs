@@ -2,14 +2,22 @@
 //! [`Store::read`](crate::Store::read) closures. Callers see core types only; each backend's
 //! transaction (its SQL and row mapping) stays private to its module.
 //!
+//! This is the dispatch above the backends: a backend opens its transaction and hands it
+//! over; here the caller's closure runs on it and it commits (or ends); the backend then does
+//! what follows a commit (PostgreSQL announces it). The face owns the backend's transaction
+//! rather than borrowing it, so that `WriteTx` keeps one lifetime. No backend names this
+//! module: what both speak lives below them (`filter.rs`, `records.rs`, `sync.rs`).
+//!
 //! The rules every backend shares live here, once: a versioned update checks the version
 //! it read inside the same transaction and stores the next one; `require` turns a missing
-//! item into `NotFound`. Backends supply row operations.
+//! item into `NotFound`; the rules of sync (`tx/sync.rs`). Backends supply row operations.
 
 use brain_core::assemble::ItemMeta;
 use brain_core::{Item, Scope};
 
 use crate::{StoreError, StoreResult, TokenRecord, VaultFileRecord, pg, sqlite};
+
+mod sync;
 
 /// A write transaction: the only way to change items. Everything done through it commits
 /// together when the closure returns `Ok`, or not at all.
@@ -37,9 +45,18 @@ impl<'c> WriteTx<'c> {
         WriteTx { backend }
     }
 
+    /// Runs `change` on the transaction and commits it when `change` returns `Ok`; an error
+    /// drops it, which rolls everything back. Returns `change`'s value and whether the write
+    /// generation moved (a backend announces that; see `PgStore::write`).
+    pub(crate) fn run<T>(mut self, change: impl FnOnce(&mut WriteTx<'c>) -> StoreResult<T>) -> StoreResult<(T, bool)> {
+        let value = change(&mut self)?;
+        let moved = self.commit()?;
+        Ok((value, moved))
+    }
+
     /// Commits everything done through the transaction (moving the write generation when
     /// anything changed). Returns whether the generation moved.
-    pub(crate) fn commit(self) -> StoreResult<bool> {
+    fn commit(self) -> StoreResult<bool> {
         dispatch!(self.backend, tx => tx.commit())
     }
 
@@ -186,7 +203,7 @@ impl<'c> WriteTx<'c> {
 /// A read transaction: every read through it sees one snapshot of the store, so several
 /// reads agree with each other whatever other processes commit meanwhile.
 pub struct ReadTx<'c> {
-    pub(crate) backend: ReadBackend<'c>,
+    backend: ReadBackend<'c>,
 }
 
 pub(crate) enum ReadBackend<'c> {
@@ -194,7 +211,22 @@ pub(crate) enum ReadBackend<'c> {
     Postgres(pg::ReadTx<'c>),
 }
 
-impl ReadTx<'_> {
+impl<'c> ReadTx<'c> {
+    pub(crate) fn new(backend: ReadBackend<'c>) -> ReadTx<'c> {
+        ReadTx { backend }
+    }
+
+    /// Runs `read` on the transaction, then ends it (releasing its snapshot). An error drops
+    /// it, which ends it too.
+    pub(crate) fn run<T>(self, read: impl FnOnce(&ReadTx<'c>) -> StoreResult<T>) -> StoreResult<T> {
+        let value = read(&self)?;
+        match self.backend {
+            ReadBackend::Sqlite(tx) => tx.finish()?,
+            ReadBackend::Postgres(tx) => tx.finish()?,
+        }
+        Ok(value)
+    }
+
     /// Every item of `scopes`, any status, as metas, in storage order. Reads no text
     /// column, so no title, content or rationale is decoded or copied.
     pub fn list_metas(&self, scopes: &[Scope]) -> StoreResult<Vec<ItemMeta>> {

@@ -365,6 +365,7 @@ impl<'c> ReadTx<'c> {
         ReadTx { session: RefCell::new(session), store }
     }
 
+    /// Ends the transaction. Nothing was written: it only releases the snapshot.
     pub(crate) fn finish(self) -> StoreResult<()> {
         let store = self.store;
         self.session.into_inner().commit().map_err(|err| store.error(err))

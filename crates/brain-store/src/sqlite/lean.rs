@@ -6,10 +6,9 @@ use brain_core::assemble::ItemMeta;
 use brain_core::time::parse_timestamp;
 use brain_core::{Item, Kind, Scope, Status};
 use rusqlite::types::Value;
-use rusqlite::{Connection, Row, TransactionBehavior, params_from_iter};
+use rusqlite::{Row, TransactionBehavior, params_from_iter};
 
 use super::{COLUMNS, SqliteStore, row_to_item};
-use crate::tx::ReadBackend;
 use crate::{StoreError, StoreResult};
 
 /// Ids per `IN (…)` list when fetching full items.
@@ -17,25 +16,29 @@ const IDS_PER_QUERY: usize = 500;
 
 /// SQLite's side of a [`crate::ReadTx`]: one deferred transaction (a WAL snapshot).
 pub struct ReadTx<'conn> {
-    pub(super) connection: &'conn Connection,
+    pub(super) tx: rusqlite::Transaction<'conn>,
     pub(super) store: &'conn SqliteStore,
 }
 
 impl SqliteStore {
-    /// Runs `read` in one read transaction (a WAL snapshot): nothing another process
-    /// commits meanwhile is seen, so several reads agree with each other.
-    pub(crate) fn read<T>(&self, read: impl FnOnce(&crate::ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+    /// Runs `run` on one read transaction (a WAL snapshot): nothing another process commits
+    /// meanwhile is seen, so several reads agree with each other. `run` ends it (see
+    /// [`ReadTx::finish`]).
+    pub(crate) fn read<T>(&self, run: impl FnOnce(ReadTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
         let mut connection = self.lock();
         let tx =
             connection.transaction_with_behavior(TransactionBehavior::Deferred).map_err(|e| self.sqlite_error(e))?;
-        let value = read(&crate::ReadTx { backend: ReadBackend::Sqlite(ReadTx { connection: &tx, store: self }) })?;
-        // Nothing was written: ending the transaction only releases the snapshot.
-        tx.commit().map_err(|e| self.sqlite_error(e))?;
-        Ok(value)
+        run(ReadTx { tx, store: self })
     }
 }
 
 impl ReadTx<'_> {
+    /// Ends the transaction. Nothing was written: it only releases the snapshot.
+    pub(crate) fn finish(self) -> StoreResult<()> {
+        let store = self.store;
+        self.tx.commit().map_err(|e| store.sqlite_error(e))
+    }
+
     /// Every item of `scopes`, any status, as metas, in storage order. Reads no text
     /// column, so no title, content or rationale is decoded or copied.
     pub(crate) fn list_metas(&self, scopes: &[Scope]) -> StoreResult<Vec<ItemMeta>> {
@@ -48,7 +51,7 @@ impl ReadTx<'_> {
              dedup_hint, tags FROM items WHERE scope IN ({marks})"
         );
         let values = scopes.iter().map(|scope| Value::Text(scope.to_string()));
-        let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+        let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
         let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.store.sqlite_error(e))?;
         let mut metas = Vec::new();
         while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
@@ -63,7 +66,7 @@ impl ReadTx<'_> {
         for chunk in ids.chunks(IDS_PER_QUERY) {
             let marks = vec!["?"; chunk.len()].join(", ");
             let sql = format!("SELECT {COLUMNS} FROM items WHERE id IN ({marks})");
-            let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+            let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
             let mut rows = statement.query(params_from_iter(chunk)).map_err(|e| self.store.sqlite_error(e))?;
             while let Some(row) = rows.next().map_err(|e| self.store.sqlite_error(e))? {
                 items.push(row_to_item(row, 0, self.store.path())?);
@@ -74,7 +77,7 @@ impl ReadTx<'_> {
 
     pub(crate) fn items_after(&self, after: &str, limit: usize) -> StoreResult<Vec<Item>> {
         let sql = format!("SELECT {COLUMNS} FROM items WHERE id > ?1 ORDER BY id LIMIT ?2");
-        let mut statement = self.connection.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
+        let mut statement = self.tx.prepare_cached(&sql).map_err(|e| self.store.sqlite_error(e))?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut rows = statement.query(rusqlite::params![after, limit]).map_err(|e| self.store.sqlite_error(e))?;
         let mut items = Vec::new();

@@ -107,12 +107,12 @@ impl ReadTx<'_> {
         limit: usize,
         pending: bool,
     ) -> StoreResult<Vec<(ChangeRow, Option<Item>, u64)>> {
-        change_rows(self.connection, self.store.path(), after, limit, pending)
+        change_rows(&self.tx, self.store.path(), after, limit, pending)
     }
 
     pub(crate) fn pending_by_scope(&self) -> StoreResult<Vec<(String, u64)>> {
         let mut statement = self
-            .connection
+            .tx
             .prepare_cached(
                 "SELECT scope, count(*) FROM changes INDEXED BY changes_pending WHERE pending = 1 GROUP BY scope",
             )
@@ -124,18 +124,18 @@ impl ReadTx<'_> {
     }
 
     pub(crate) fn last_change(&self) -> StoreResult<u64> {
-        self.connection
+        self.tx
             .query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| row.get::<_, i64>(0))
             .map(|seq| seq as u64)
             .map_err(sql_error(self.store.path()))
     }
 
     pub(crate) fn conflict_rows(&self) -> StoreResult<Vec<ConflictRow>> {
-        conflict_rows(self.connection, self.store.path(), None)
+        conflict_rows(&self.tx, self.store.path(), None)
     }
 
     pub(crate) fn cursor(&self, name: &str) -> StoreResult<u64> {
-        cursor(self.connection, self.store.path(), name)
+        cursor(&self.tx, self.store.path(), name)
     }
 }
 

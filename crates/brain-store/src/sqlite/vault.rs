@@ -7,55 +7,11 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::{COLUMNS, SqliteStore, WriteTx, item_values};
-use crate::StoreResult;
+use crate::{StoreResult, VaultFileRecord, VaultFileRow};
 
 /// Rows per multi-row statement of the batch methods (33 columns × 900 stays below SQLite's
 /// 32,766 bound parameters). Fewer, larger statements journal each touched page fewer times.
 const BATCH_ROWS: usize = 900;
-
-/// One vault file as the last scan saw it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VaultFileRecord {
-    /// Vault-relative path with `/` separators.
-    pub relpath: String,
-    pub size: u64,
-    /// Modification time in nanoseconds since the epoch; 0 forces a hash check next scan.
-    pub mtime_ns: i64,
-    /// Lowercase hex SHA-256 of the bytes that were parsed.
-    pub sha256: String,
-    /// The application's parsed summary of the file (its own binary encoding). Empty when
-    /// not requested.
-    pub state: Vec<u8>,
-    /// The file's diagnostics (JSON), empty when it has none. Always read.
-    pub diagnostics: String,
-}
-
-/// One row of the vault index, borrowed, valid for the call it is passed to (see
-/// [`crate::Store::vault_files_each`]).
-#[derive(Clone, Copy, Debug)]
-pub struct VaultFileRow<'a> {
-    pub relpath: &'a str,
-    pub size: u64,
-    pub mtime_ns: i64,
-    pub sha256: &'a str,
-    /// Empty when not requested.
-    pub state: &'a [u8],
-    pub diagnostics: &'a str,
-}
-
-impl VaultFileRow<'_> {
-    /// The row as an owned record.
-    pub fn to_record(&self) -> VaultFileRecord {
-        VaultFileRecord {
-            relpath: self.relpath.to_string(),
-            size: self.size,
-            mtime_ns: self.mtime_ns,
-            sha256: self.sha256.to_string(),
-            state: self.state.to_vec(),
-            diagnostics: self.diagnostics.to_string(),
-        }
-    }
-}
 
 /// Column `index` of `row` as borrowed text.
 fn text<'row>(row: &'row rusqlite::Row<'_>, index: usize) -> rusqlite::Result<&'row str> {
@@ -425,6 +381,11 @@ mod tests {
         store.lock().query_row(sql, [query], |row| row.get(0)).unwrap()
     }
 
+    /// [`crate::Store::write`] on the SQLite store itself.
+    fn write<T>(store: &SqliteStore, change: impl FnOnce(&mut crate::WriteTx<'_>) -> StoreResult<T>) -> StoreResult<T> {
+        store.write(|tx| crate::WriteTx::new(WriteBackend::Sqlite(tx)).run(change))
+    }
+
     fn has_index(tx: &crate::WriteTx<'_>, name: &str) -> bool {
         let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
         let sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1)";
@@ -437,28 +398,27 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("brain.db"), true).unwrap();
         let stored = lessons(0, 3);
         for item in &stored {
-            store.write(|tx| tx.insert(item)).unwrap();
+            write(&store, |tx| tx.insert(item)).unwrap();
         }
         store.analyze().unwrap();
         let before = schema(&store);
         let loaded = lessons(100, 1000);
         let refs: Vec<&Item> = loaded.iter().collect();
-        store
-            .write(|tx| {
-                assert!(tx.defer_item_indexes(refs.len())?);
-                assert!(!has_index(tx, "items_layering"), "deferred");
-                assert!(tx.insert_many(&refs)?.is_empty());
-                // Changes of loaded and of older rows in the same transaction: the indexes
-                // come back first, so the full-text index never loses track of a row.
-                let mut renamed = tx.get(&loaded[0].id)?.unwrap();
-                renamed.title = "lesson about circuit breakers".into();
-                tx.update(&renamed, None)?;
-                assert!(has_index(tx, "items_layering"), "restored before the update");
-                tx.delete(&loaded[1].id)?;
-                tx.delete(&stored[0].id)?;
-                Ok(())
-            })
-            .unwrap();
+        write(&store, |tx| {
+            assert!(tx.defer_item_indexes(refs.len())?);
+            assert!(!has_index(tx, "items_layering"), "deferred");
+            assert!(tx.insert_many(&refs)?.is_empty());
+            // Changes of loaded and of older rows in the same transaction: the indexes
+            // come back first, so the full-text index never loses track of a row.
+            let mut renamed = tx.get(&loaded[0].id)?.unwrap();
+            renamed.title = "lesson about circuit breakers".into();
+            tx.update(&renamed, None)?;
+            assert!(has_index(tx, "items_layering"), "restored before the update");
+            tx.delete(&loaded[1].id)?;
+            tx.delete(&stored[0].id)?;
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(schema(&store), before, "every index and trigger is back as it was");
         assert!(store.check().unwrap().problems.is_empty(), "{:?}", store.check().unwrap().problems);
         assert_eq!(matches(&store, "backoff"), 2 + 999, "three stored and a thousand loaded, one of each deleted");
@@ -477,7 +437,7 @@ mod tests {
         let before = schema(&store);
         let loaded = lessons(0, 100);
         let refs: Vec<&Item> = loaded.iter().collect();
-        let failed: StoreResult<()> = store.write(|tx| {
+        let failed: StoreResult<()> = write(&store, |tx| {
             assert!(tx.defer_item_indexes(refs.len())?);
             tx.insert_many(&refs)?;
             Err(crate::StoreError::NotFound { id: "a failure after the load".into() })
@@ -486,14 +446,13 @@ mod tests {
         assert_eq!(schema(&store), before);
         assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 0);
 
-        store.write(|tx| tx.insert_many(&refs).map(drop)).unwrap();
-        store
-            .write(|tx| {
-                assert!(!tx.defer_item_indexes(50)?, "fewer new rows than stored ones: row by row");
-                assert!(has_index(tx, "items_layering"));
-                Ok(())
-            })
-            .unwrap();
+        write(&store, |tx| tx.insert_many(&refs).map(drop)).unwrap();
+        write(&store, |tx| {
+            assert!(!tx.defer_item_indexes(50)?, "fewer new rows than stored ones: row by row");
+            assert!(has_index(tx, "items_layering"));
+            Ok(())
+        })
+        .unwrap();
         assert!(store.check().unwrap().problems.is_empty());
     }
 
@@ -504,13 +463,12 @@ mod tests {
         let before = cache_size(&store);
         let items = lessons(0, 1000);
         let refs: Vec<&Item> = items.iter().collect();
-        let during = store
-            .write(|tx| {
-                tx.insert_many(&refs)?;
-                let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
-                Ok(tx.tx.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).unwrap())
-            })
-            .unwrap();
+        let during = write(&store, |tx| {
+            tx.insert_many(&refs)?;
+            let WriteBackend::Sqlite(tx) = &tx.backend else { unreachable!() };
+            Ok(tx.tx.query_row("PRAGMA cache_size", [], |row| row.get::<_, i64>(0)).unwrap())
+        })
+        .unwrap();
         assert_eq!(during, -BULK_CACHE_KIB, "the bulk insert ran with the large cache");
         assert_eq!(cache_size(&store), before, "and the connection's size is back after it");
         assert_eq!(store.count(&crate::ItemFilter::default()).unwrap(), 1000);

@@ -12,14 +12,7 @@ use rusqlite::{Connection, params_from_iter};
 
 use super::vector_index::{self, MIN_RESCORED, OVERSAMPLE, VectorIndex};
 use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
-use crate::{ItemFilter, StoreResult};
-
-/// An item waiting for its vector: its id and the text to embed (title, then content).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VectorJob {
-    pub id: String,
-    pub text: String,
-}
+use crate::{ItemFilter, StoreResult, VectorJob};
 
 fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|value| value.to_le_bytes()).collect()
