@@ -8,7 +8,7 @@
 # Needs python3 (../shared/bench/gen_vault.py) and hyperfine. Builds the release binary.
 # Vaults are generated once per size under $BENCH_DIR (default /tmp/brain-bench-vault) with
 # --seed 7 and --now pinned, and their files dated a day back (a scan re-hashes files
-# modified in the last 2 s: see crates/brain/src/vault/scan.rs). The clock is pinned with
+# modified in the last 2 s: see crates/brain-vault/src/scan.rs). The clock is pinned with
 # --now, so heat, and thus the tick's work, is the same on every run.
 set -euo pipefail
 
