@@ -7,6 +7,7 @@
 pub mod host;
 pub mod item;
 pub mod keeper;
+pub mod memory_files;
 pub mod near_dup;
 pub mod scope;
 pub mod signal;
