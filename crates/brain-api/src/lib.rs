@@ -13,6 +13,7 @@ pub mod error;
 pub mod feed_index;
 pub mod fsio;
 pub mod http;
+pub mod memory_import;
 pub mod output;
 pub mod policy;
 pub mod read_cache;
