@@ -347,7 +347,7 @@ fn uninstall_event(
 }
 
 /// A unified diff of the settings change, labelled with the file.
-fn unified_diff(before: &str, after: &str, path: &Path) -> String {
+pub(super) fn unified_diff(before: &str, after: &str, path: &Path) -> String {
     let label = path.display().to_string();
     similar::TextDiff::from_lines(before, after)
         .unified_diff()

@@ -19,6 +19,7 @@ pub mod harness;
 pub mod hosts;
 pub mod input;
 pub mod install;
+pub mod mcp_config;
 pub mod plugin;
 pub mod repo_files;
 mod state;
