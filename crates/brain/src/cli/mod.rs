@@ -43,6 +43,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Set brain up here: the home, every agent host found (hooks, MCP), the project's memory files as drafts
+    Setup(commands::setup::Args),
     /// Create the brain home, its database and a commented config (idempotent)
     Init(commands::init::Args),
     /// Add a memory item (content from --content or stdin)
@@ -71,6 +73,8 @@ pub enum Command {
     Embed(commands::embed::Args),
     /// Import items from a JSONL file, all or nothing
     Import(commands::import::Args),
+    /// Import the project's memory files (CLAUDE.md, AGENTS.md, .cursorrules, rules, memory bank) as drafts
+    ImportMemory(commands::import_memory::Args),
     /// Export items as JSONL (readable by `brain import`)
     Export(commands::export::Args),
     /// Check the home, the database, the search index and the config
@@ -192,6 +196,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         return execute_remote(cli.command, &context, url, cli.now.is_some(), command_name, json);
     }
     match cli.command {
+        Command::Setup(args) => commands::setup::run(&context, args, json),
         Command::Init(args) => commands::init::run(&context, args, json),
         Command::Remember(args) => commands::remember::run(&context, args, json),
         Command::List(args) => commands::list::run(&context, args, json),
@@ -206,6 +211,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Search(args) => commands::search::run(&context, args, json),
         Command::Embed(args) => commands::embed::run(&context, args, json),
         Command::Import(args) => commands::import::run(&context, args, json),
+        Command::ImportMemory(args) => commands::import_memory::run(&context, args, json),
         Command::Export(args) => commands::export::run(&context, args, json),
         Command::Doctor(args) => commands::doctor::run(&context, args, json),
         Command::Status(args) => commands::brain_status::run(&context, args, json),

@@ -230,6 +230,13 @@ fn host_notes(host: Host, scope: Scope) -> Vec<String> {
 }
 
 fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<()> {
+    let outcome = install_hooks(context, args)?;
+    report(&outcome, json, "installed")
+}
+
+/// Installs brain's hooks for one host as `args` say, with the host's notes (what `hook
+/// install` runs, and `brain setup` for each host it wires).
+pub fn install_hooks(context: &Context, args: InstallArgs) -> BrainResult<InstallOutcome> {
     let host = args.agent.host();
     let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
     let prefix = command_prefix(context, args.command)?;
@@ -242,7 +249,7 @@ fn run_install(context: &Context, args: InstallArgs, json: bool) -> BrainResult<
     if host == Host::Cursor {
         outcome.notes.push(write_cursor_rule(context, args.dry_run));
     }
-    report(&outcome, json, "installed")
+    Ok(outcome)
 }
 
 fn run_uninstall(context: &Context, args: UninstallArgs, json: bool) -> BrainResult<()> {
