@@ -27,6 +27,7 @@ mod serve;
 mod serve_fairness;
 mod serve_security;
 mod session_start;
+mod setup;
 mod signals;
 mod sync;
 mod vault_ai;

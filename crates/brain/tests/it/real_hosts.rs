@@ -77,19 +77,19 @@ fn run_with_timeout(mut command: Command, what: &str) -> std::process::Output {
 /// Everything both tests share: a temp project (a git repository), a user home, a brain home
 /// with a space in its path, the brain binary under a path with a space, the fake model
 /// server, and the hosts' CLIs.
-struct Stage {
-    env: Env,
+pub(crate) struct Stage {
+    pub(crate) env: Env,
     model: FakeModel,
     base: String,
     bin_dir: PathBuf,
-    path: String,
-    user_home: PathBuf,
-    brain_home: PathBuf,
-    brain_bin: PathBuf,
+    pub(crate) path: String,
+    pub(crate) user_home: PathBuf,
+    pub(crate) brain_home: PathBuf,
+    pub(crate) brain_bin: PathBuf,
 }
 
 impl Stage {
-    fn new() -> Stage {
+    pub(crate) fn new() -> Stage {
         let bin_dir =
             PathBuf::from(std::env::var("BRAIN_TEST_HOSTS_BIN").expect(
                 "BRAIN_TEST_HOSTS_BIN must name node_modules/.bin holding claude, codex and gemini (see .ci/run)",
@@ -147,7 +147,7 @@ impl Stage {
     }
 
     /// Runs a host's CLI from the project; it must succeed. Its stdout and stderr.
-    fn host(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> String {
+    pub(crate) fn host(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> String {
         let mut command = Command::new(self.bin_dir.join(program));
         command
             .env_clear()
@@ -165,7 +165,7 @@ impl Stage {
     }
 
     /// Claude Code and Codex (and Gemini CLI) answer one prompt through the fake model.
-    fn ask(&self, hosts: &[&str]) {
+    pub(crate) fn ask(&self, hosts: &[&str]) {
         let prompt = "How do we deploy here?";
         for host in hosts {
             let output = match *host {
@@ -195,7 +195,7 @@ impl Stage {
     }
 
     /// Each API's request carried the memory brain injected at session start.
-    fn assert_context_reached_the_model(&self, apis: &[&str]) {
+    pub(crate) fn assert_context_reached_the_model(&self, apis: &[&str]) {
         let requests = self.model.requests();
         for api in apis {
             let line = requests
