@@ -26,7 +26,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000)
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-if [ -z "${BRAIN_BIN:-}" ]; then cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"; fi
+if [ -z "${BRAIN_BIN:-}" ]; then cargo build --release -q -p brain-memory --manifest-path "$here/Cargo.toml"; fi
 brain=${BRAIN_BIN:-$CARGO_TARGET_DIR/release/brain}
 mkdir -p "$dir"
 

@@ -14,7 +14,7 @@ n=${1:-1000}
 dir=$(mktemp -d /tmp/brain-secrets-XXXXXX)
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
+cargo build --release -q -p brain-memory --manifest-path "$here/Cargo.toml"
 brain="$CARGO_TARGET_DIR/release/brain"
 
 python3 "$here/../shared/bench/gen_vault.py" transcripts --out "$dir/projects" --sessions "$n" --seed 7 \

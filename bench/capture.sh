@@ -19,7 +19,7 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100 1000 3000)
 
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
+cargo build --release -q -p brain-memory --manifest-path "$here/Cargo.toml"
 brain="$CARGO_TARGET_DIR/release/brain"
 
 mkdir -p "$dir"

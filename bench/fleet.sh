@@ -24,7 +24,7 @@ psql "$PG/postgres" -qtAc 'select 1' >/dev/null || { echo "cannot reach PostgreS
 if [ "$(psql "$PG/postgres" -qtAc "SELECT 1 FROM pg_database WHERE datname = '$DB'")" != 1 ]; then
   psql "$PG/postgres" -qc "CREATE DATABASE $DB"
 fi
-cargo build -q --release -p brain
+cargo build -q --release -p brain-memory
 cargo build -q --release -p brain-core --example gen_items
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 B="${BRAIN_BIN:-$target/brain}"

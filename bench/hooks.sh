@@ -15,7 +15,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 base="${1:-}"
 runs="${2:-60}"
-cargo build -q --release -p brain
+cargo build -q --release -p brain-memory
 cargo build -q -p brain-core --example gen_items
 target="${CARGO_TARGET_DIR:-$root/target}"
 head="$target/release/brain"

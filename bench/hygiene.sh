@@ -15,7 +15,7 @@ runs=${RUNS:-5}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 100000)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-if [ -z "${BRAIN_BIN:-}" ]; then cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"; fi
+if [ -z "${BRAIN_BIN:-}" ]; then cargo build --release -q -p brain-memory --manifest-path "$here/Cargo.toml"; fi
 brain=${BRAIN_BIN:-$CARGO_TARGET_DIR/release/brain}
 now="2026-11-21T10:00:00Z"
 mkdir -p "$dir"

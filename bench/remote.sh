@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
-cargo build -q --release -p brain
+cargo build -q --release -p brain-memory
 cargo build -q --release -p brain-core --example gen_items
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 runs="${RUNS:-50}"

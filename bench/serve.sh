@@ -15,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 command -v wrk >/dev/null || { echo "needs wrk (apt-get install wrk)" >&2; exit 1; }
-cargo build -q --release -p brain
+cargo build -q --release -p brain-memory
 cargo build -q --release -p brain-core --example gen_items
 target="${CARGO_TARGET_DIR:-$root/target}/release"
 B="${BRAIN_BIN:-$target/brain}"

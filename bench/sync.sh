@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }
 if [ -z "${NO_BUILD:-}" ]; then
-  cargo build -q --release -p brain
+  cargo build -q --release -p brain-memory
   cargo build -q --release -p brain-core --example gen_items
 fi
 target="${CARGO_TARGET_DIR:-$root/target}/release"

@@ -40,7 +40,7 @@ if [ -n "${BRAIN_BIN:-}" ]; then
     brain=$BRAIN_BIN
 else
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/target}
-    cargo build --release -q -p brain --manifest-path "$here/Cargo.toml"
+    cargo build --release -q -p brain-memory --manifest-path "$here/Cargo.toml"
     brain="$CARGO_TARGET_DIR/release/brain"
 fi
 

@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # Cargo's progress goes to stderr (a first build takes minutes); stdout is the demo's output.
 echo "building brain (debug; the first build takes a few minutes)…" >&2
-cargo build --manifest-path "$root/Cargo.toml" -p brain
+cargo build --manifest-path "$root/Cargo.toml" -p brain-memory
 target="${CARGO_TARGET_DIR:-$root/target}"
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT

@@ -8,7 +8,7 @@ and per-query latency, overall and per query category.
     python3 bench/retrieval/run.py --corpus coding           # the generated corpus only
     python3 bench/retrieval/run.py --brain before=/path/to/old/brain --brain now=target/release/brain
     python3 bench/retrieval/run.py --realtalk DIR --model-dir DIR   # + semantic and hybrid
-                                   # (cargo build --release -p brain --features semantic)
+                                   # (cargo build --release -p brain-memory --features semantic)
     python3 bench/retrieval/run.py --realtalk DIR --one-home ...     # every conversation in one
                                    # home (8,944 items: the vector index's bit pass runs)
 
@@ -319,7 +319,7 @@ def main():
         binaries.append((label or "brain", os.path.abspath(path)))
     for _, path in binaries:
         if not os.access(path, os.X_OK):
-            raise SystemExit(f"no brain binary at {path} (cargo build --release -p brain)")
+            raise SystemExit(f"no brain binary at {path} (cargo build --release -p brain-memory)")
     chosen = args.corpus or (["realtalk", "coding"] if args.realtalk else ["coding"])
     with open("/proc/loadavg") as handle:
         print(f"load average at start: {handle.read().split()[:3]}")

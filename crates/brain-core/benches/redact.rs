@@ -16,7 +16,7 @@ const ARC_2K: &str = include_str!("../tests/data/vault/arc-2k.md");
 
 /// A transcript-like mix of prose, shell, code, hashes and paths, 64 KB, clean.
 fn clean_mix() -> String {
-    let block = "Ran `cargo test -p brain --test it` in crates/brain; 105 passed.\n\
+    let block = "Ran `cargo test -p brain-memory --test it` in crates/brain; 105 passed.\n\
         commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky test\n\
         let token = tokens.next(); // the password policy needs 12 characters\n\
         \"integrity\": \"sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==\",\n\

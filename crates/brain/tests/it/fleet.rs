@@ -1,6 +1,6 @@
 //! Fleet mode: the store chosen by URL (`BRAIN_DATABASE_URL`, `[store] url`,
 //! `serve --database`), and the CLI on PostgreSQL. Tests marked ignored need a server:
-//! `BRAIN_TEST_DATABASE_URL=postgres://… cargo test -p brain --test it fleet -- --ignored`
+//! `BRAIN_TEST_DATABASE_URL=postgres://… cargo test -p brain-memory --test it fleet -- --ignored`
 //! (`.ci/run` does).
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -2,7 +2,7 @@
 //! is read, 304-invalidated and evented through the other; concurrent writers across both
 //! lose nothing; a replica killed with SIGKILL loses no acknowledged write; a PostgreSQL
 //! restart gives clear 503s, then the replicas recover by themselves. Need a server:
-//! `BRAIN_TEST_DATABASE_URL=postgres://… cargo test -p brain --test it fleet -- --ignored`.
+//! `BRAIN_TEST_DATABASE_URL=postgres://… cargo test -p brain-memory --test it fleet -- --ignored`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
