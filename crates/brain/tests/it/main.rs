@@ -15,6 +15,7 @@ mod lean_assembly;
 mod mcp;
 mod mcp_support;
 mod real_hosts;
+mod release;
 mod reliability;
 mod reliability_config;
 mod reliability_crash;
