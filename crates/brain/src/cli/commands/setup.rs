@@ -430,7 +430,7 @@ fn finished(report: &SetupReport, quiet_plan: bool) {
         if let Some(mcp) = &plan.mcp {
             parts.push(step(mcp, "MCP server brain", false));
         }
-        out.line(format!("{}: {}", plan.name, parts.join("; ")));
+        out.line(format!("{} ({}): {}", plan.name, plan.found.join(", "), parts.join("; ")));
         for backup in plan.hooks.backup.iter().chain(plan.mcp.as_ref().and_then(|mcp| mcp.backup.as_ref())) {
             eprintln!("previous settings kept in {backup}");
         }
