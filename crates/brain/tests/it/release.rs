@@ -209,3 +209,45 @@ fn the_archive_installs_through_the_script_and_the_npm_package_runs_offline() {
     let (output, text) = run(Command::new(global.join("bin/brain")).arg("--version"));
     assert!(output.status.success() && text.trim() == format!("brain {version}"), "{text}");
 }
+
+#[test]
+fn the_homebrew_formula_names_every_platforms_archive_and_sum() {
+    let (version, repository) = workspace_package();
+    let out = tempfile::tempdir().unwrap();
+    let targets =
+        ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu", "aarch64-apple-darwin", "x86_64-apple-darwin"];
+    let sums: String = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("{}  brain-{version}-{t}.tar.gz\n", format!("{i}").repeat(64)))
+        .collect();
+    std::fs::write(out.path().join("SHA256SUMS"), &sums).unwrap();
+    let formula = || {
+        Command::new("bash")
+            .arg(repo().join("dist/release.sh"))
+            .args(["formula", "--out"])
+            .arg(out.path())
+            .output()
+            .unwrap()
+    };
+    let output = formula();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(out.path().join(format!("{PUBLISHED}.rb"))).unwrap();
+    assert!(text.contains("class BrainMemory < Formula") && text.contains(&format!("version \"{version}\"")));
+    for (i, target) in targets.iter().enumerate() {
+        let url = format!("url \"{repository}/releases/download/v{version}/brain-{version}-{target}.tar.gz\"");
+        let sum = format!("sha256 \"{}\"", format!("{i}").repeat(64));
+        let at = text.find(&url).unwrap_or_else(|| panic!("no {url} in {text}"));
+        assert!(text[at..].lines().nth(1).unwrap().trim() == sum, "{target}: {text}");
+    }
+    assert!(!text.lines().filter(|line| !line.trim_start().starts_with('#')).any(|line| line.contains('@')), "{text}");
+    // A platform missing from the sums is an error, not a formula without it.
+    std::fs::write(out.path().join("SHA256SUMS"), sums.lines().skip(1).collect::<Vec<_>>().join("\n")).unwrap();
+    let output = formula();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("lists no brain-"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
