@@ -165,6 +165,34 @@ fn every_host_gets_its_session_start_context_in_its_own_shape_within_its_cap() {
 }
 
 #[test]
+fn a_byte_cap_narrows_one_session_start_so_what_it_returns_is_reinforced_once() {
+    let env = Env::new();
+    for n in 1..=6 {
+        env.remember(&[
+            "--title",
+            &format!("Größe {n} der Wiederholungen ✓"),
+            "--content",
+            &"Größenänderung ✓ ".repeat(8),
+        ]);
+    }
+    // 800 bytes: multi-byte text over it at the first character budget, so the assembled
+    // text is narrowed several times (it once ran a whole session start per narrowing, each
+    // appending its returned items to the access log: 62 lines for 3 items).
+    std::fs::write(env.home.join("config.toml"), "[hooks]\ncodex_max_tokens = 200\n").unwrap();
+    let stdout = hook(&env, "codex", "session-start", &payload(&env, "codex", "session-start", None));
+    let context = check_output("codex", "SessionStart", &stdout).unwrap();
+    assert!(context.len() <= 800 && context.len() > context.chars().count(), "{} bytes", context.len());
+    // The writes above folded the access log: these lines are the hook's.
+    let log = std::fs::read_to_string(env.home.join("access.jsonl")).expect("the hook's accesses");
+    let ids: Vec<&str> = log.lines().map(|line| line.split('"').nth(3).expect("an id")).collect();
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert!(ids.len() >= 2 && ids.len() == distinct.len(), "each returned item once: {ids:?}");
+    assert_eq!(hook_log(&env), "");
+}
+
+#[test]
 fn the_first_prompt_gets_the_memories_of_its_task_once() {
     let env = env_with_memories();
     for (host, name) in [
