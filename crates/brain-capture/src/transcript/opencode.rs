@@ -130,10 +130,12 @@ pub(super) fn line(accumulator: &mut Accumulator, line: &[u8]) -> bool {
 /// as it is.
 fn unquote(text: &str) -> String {
     let trimmed = text.trim();
-    if trimmed.len() >= 2 && trimmed.starts_with('"') && trimmed.ends_with('"') {
-        if let Ok(inner) = serde_json::from_str::<String>(trimmed) {
-            return inner;
-        }
+    if trimmed.len() >= 2
+        && trimmed.starts_with('"')
+        && trimmed.ends_with('"')
+        && let Ok(inner) = serde_json::from_str::<String>(trimmed)
+    {
+        return inner;
     }
     text.to_string()
 }
