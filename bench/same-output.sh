@@ -9,11 +9,11 @@
 # stdio and the HTTP API, and diffs what each printed. Figures that measure time (`ms`,
 # `latency_ms`) and paths of the throw-away folders are masked. Exits 1 on any difference.
 set -euo pipefail
-base="${1:?usage: bench/same-output.sh BASE_BIN HEAD_BIN}"
-head="${2:?usage: bench/same-output.sh BASE_BIN HEAD_BIN}"
+base="$(realpath "${1:?usage: bench/same-output.sh BASE_BIN HEAD_BIN}")"
+head="$(realpath "${2:?usage: bench/same-output.sh BASE_BIN HEAD_BIN}")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 NOW=2026-11-21T10:00:00Z
 python3 "$root/../shared/bench/gen_vault.py" vault --out "$work/vault-src" --n 200 --seed 7 >/dev/null 2>&1 \
   || python3 "${GEN_VAULT:-/work/shared/bench/gen_vault.py}" vault --out "$work/vault-src" --n 200 --seed 7 >/dev/null
@@ -29,6 +29,9 @@ run_all() { # NAME BIN
   local name="$1" bin="$2" dir="$work/$1"
   mkdir -p "$dir/out"
   cp -R "$work/vault-src" "$dir/vault"
+  # Dated a day back, as the generator's clock: a scan hashes again what changed in its last
+  # 2 s, which would make the two runs' counts depend on when they ran.
+  find "$dir/vault" -type f -exec touch -d '2026-11-20 10:00' {} +
   local home="$dir/home"
   b() { (cd "$root/examples/demo" && "$bin" --home "$home" --now "$NOW" "$@"); }
   {
@@ -62,13 +65,26 @@ run_all() { # NAME BIN
       '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"brain_session_start","arguments":{"task":"fix the webhook"}}}' \
       | b mcp
   } > "$dir/out/all.txt" 2>&1 || true
+  # The HTTP API: a server on a free loopback port, a few reads, then SIGTERM.
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  (cd "$root/examples/demo" && exec "$bin" --home "$home" --now "$NOW" serve --listen "127.0.0.1:$port" >/dev/null 2>&1) &
+  local server=$!
+  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  for path in /healthz /openapi.json "/api/v2/items?limit=5" "/api/v2/search?q=webhook" \
+      "/api/v2/session-start?task=fix+the+webhook" /api/v2/brain /api/v2/signals /api/v2/arcs /nope; do
+    echo "== GET $path"
+    curl -s -D - "http://127.0.0.1:$port$path" | grep -iv '^date:'
+    echo
+  done > "$dir/out/http.txt" 2>&1
+  kill -TERM "$server"; wait "$server" 2>/dev/null || true
   # The vault as the ticks left it.
   (cd "$dir/vault" && find . -type f | sort | while read -r f; do echo "== $f"; cat "$f"; done) > "$dir/out/vault.txt"
 }
 run_all base "$base"
 run_all head "$head"
 status=0
-for file in all.txt vault.txt; do
+for file in all.txt http.txt vault.txt; do
   if ! diff <(mask "$work/base" < "$work/base/out/$file" | sed "s#$work/base#<DIR>#g") \
             <(mask "$work/head" < "$work/head/out/$file" | sed "s#$work/head#<DIR>#g") > "$work/diff-$file"; then
     echo "DIFFERENT: $file"; head -40 "$work/diff-$file"; status=1

@@ -403,6 +403,13 @@ impl Brain {
         })
     }
 
+    /// The item as stored, `None` when there is none — without folding the access log first
+    /// (`get` does): the read of a hook's path, which never writes the store.
+    pub fn item_as_stored(&self, id: &str) -> BrainResult<Option<Item>> {
+        check_id(id)?;
+        Ok(self.store.get(id)?)
+    }
+
     pub fn list(&self, filter: &ItemFilter) -> BrainResult<Vec<Item>> {
         Ok(self.store.list(filter)?)
     }

@@ -431,12 +431,8 @@ fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeC
         if state.given.iter().any(|given| given == &recalled.id) {
             continue;
         }
-        let item = match brain.get(&recalled.id) {
-            Ok(item) => item,
-            // Forgotten since it was recalled, a moment ago.
-            Err(BrainError::NotFound { .. }) => continue,
-            Err(err) => return Err(err),
-        };
+        // `None`: forgotten since it was recalled, a moment ago.
+        let Some(item) = brain.item_as_stored(&recalled.id)? else { continue };
         let title = item.title.split_whitespace().collect::<Vec<_>>().join(" ");
         let content = item.content.split_whitespace().collect::<Vec<_>>().join(" ");
         let entry = format!("\n- **{}** ({}): {}", excerpt(&title, 200), item.kind, excerpt(&content, 600));

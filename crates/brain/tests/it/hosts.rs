@@ -225,6 +225,22 @@ fn the_first_prompt_gets_the_memories_of_its_task_once() {
 }
 
 #[test]
+fn the_prompt_hook_reads_the_items_it_recalls_without_writing_the_store() {
+    let env = env_with_memories();
+    let lines = || std::fs::read_to_string(env.home.join("access.jsonl")).map_or(0, |log| log.lines().count());
+    hook(&env, "claude-code", "session-start", &payload(&env, "claude-code", "session-start", None));
+    let before = lines();
+    let mut prompt = payload(&env, "claude-code", "user-prompt-submit", None);
+    prompt["prompt"] = json!("why do our webhook retries back off like this?");
+    let recalled =
+        check_output("claude-code", "UserPromptSubmit", &hook(&env, "claude-code", "user-prompt-submit", &prompt));
+    assert!(recalled.is_some_and(|text| text.contains("Webhook retries use jitter")));
+    // The recall's accesses were appended; nothing folded the log into the store (a write
+    // on the hook's path).
+    assert!(before > 0 && lines() > before, "{before} then {}", lines());
+}
+
+#[test]
 fn the_refresh_fires_only_when_what_the_session_sees_changes() {
     let env = env_with_memories();
     std::fs::write(env.home.join("config.toml"), "[hooks]\nrefresh_interval = 2\ntask_recall = false\n").unwrap();
