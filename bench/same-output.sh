@@ -68,7 +68,7 @@ run_all() { # NAME BIN
   # The HTTP API: a server on a free loopback port, a few reads, then SIGTERM.
   local port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  (cd "$root/examples/demo" && "$bin" --home "$home" --now "$NOW" serve --listen "127.0.0.1:$port" >/dev/null 2>&1) &
+  (cd "$root/examples/demo" && exec "$bin" --home "$home" --now "$NOW" serve --listen "127.0.0.1:$port" >/dev/null 2>&1) &
   local server=$!
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   for path in /healthz /openapi.json "/api/v2/items?limit=5" "/api/v2/search?q=webhook" \

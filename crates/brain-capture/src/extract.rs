@@ -104,7 +104,8 @@ pub struct ExtractOptions {
 }
 
 /// Where `host` keeps its transcripts: `~/.claude/projects`, `$CODEX_HOME/sessions`
-/// (`~/.codex/sessions`), `~/.gemini/tmp`.
+/// (`~/.codex/sessions`), `~/.gemini/tmp`, `~/.qwen/projects`, `$COPILOT_HOME/session-state`
+/// (`~/.copilot/session-state`), `$XDG_DATA_HOME/opencode/brain-transcripts`.
 pub fn default_projects_dir(host: Host) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     match host {
@@ -114,7 +115,22 @@ pub fn default_projects_dir(host: Host) -> PathBuf {
             .map_or_else(|| home.join(".codex"), PathBuf::from)
             .join("sessions"),
         Host::Gemini => home.join(".gemini/tmp"),
+        Host::Qwen => home.join(".qwen/projects"),
+        Host::Copilot => copilot_home(&home).join("session-state"),
+        Host::OpenCode => opencode_transcripts(&home),
     }
+}
+
+/// Where brain's OpenCode plugin writes sessions: `$XDG_DATA_HOME/opencode/brain-transcripts`
+/// (`~/.local/share/…`).
+pub fn opencode_transcripts(home: &Path) -> PathBuf {
+    let data = std::env::var_os("XDG_DATA_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    data.unwrap_or_else(|| home.join(".local/share")).join("opencode/brain-transcripts")
+}
+
+/// Copilot CLI's folder: `$COPILOT_HOME`, else `~/.copilot`.
+pub fn copilot_home(home: &Path) -> PathBuf {
+    std::env::var_os("COPILOT_HOME").filter(|dir| !dir.is_empty()).map_or_else(|| home.join(".copilot"), PathBuf::from)
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -248,7 +264,7 @@ pub fn extract(
         };
         if end < window.since || start > window.until {
             report.skipped.outside_window += 1;
-        } else if options.host == Host::Codex
+        } else if matches!(options.host, Host::Codex | Host::Copilot)
             && let Some(filter) = &options.project
             && !summary.project.to_lowercase().contains(&filter.to_lowercase())
         {
@@ -294,20 +310,23 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
                     folders.extend(subfolders(&month));
                 }
             }
+            // A folder per session: the project is known only once its events are read.
+            Host::Copilot => folders.push(dir),
             host => {
                 if let Some(filter) = &filter
                     && !entry.file_name().to_string_lossy().to_lowercase().contains(filter.as_str())
                 {
                     continue;
                 }
-                folders.push(if host == Host::Gemini { dir.join("chats") } else { dir });
+                let chats = matches!(host, Host::Gemini | Host::Qwen);
+                folders.push(if chats { dir.join("chats") } else { dir });
             }
         }
     }
     let mut candidates = Vec::new();
     for dir in folders {
         let Ok(files) = std::fs::read_dir(&dir) else {
-            if options.host != Host::Gemini || dir.exists() {
+            if !matches!(options.host, Host::Gemini | Host::Qwen) || dir.exists() {
                 report.files.unreadable += 1;
             }
             continue;

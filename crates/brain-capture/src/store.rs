@@ -33,24 +33,36 @@ pub fn last_extract_path(home: &Path) -> PathBuf {
 
 /// The session-state shard a transcript of `host` belongs to (redacted: a folder name is
 /// captured text too): Claude Code's project folder; `codex-YYYY-MM` for a Codex rollout
-/// (its folders are dates); `gemini-<project>` for a Gemini CLI chat.
+/// (its folders are dates); `gemini-<project>` for a Gemini CLI chat, `qwen-<project>` for a
+/// Qwen Code chat; `copilot-<two first characters of the session id>` for Copilot CLI's
+/// events; `opencode-<directory>` for an OpenCode session.
 pub fn shard_of(host: Host, transcript: &Path) -> String {
     let component = |up: usize| {
         transcript.ancestors().nth(up).and_then(Path::file_name).map(|name| name.to_string_lossy()).unwrap_or_default()
     };
     let name = match host {
         Host::ClaudeCode | Host::Cursor => component(1).into_owned(),
+        Host::OpenCode => format!("opencode-{}", component(1)),
         Host::Codex => format!("codex-{}-{}", component(3), component(2)),
         Host::Gemini => format!("gemini-{}", component(2)),
+        Host::Qwen => format!("qwen-{}", component(2)),
+        // One folder per session: sessions are spread over 256 shards by their id.
+        Host::Copilot => format!("copilot-{}", component(1).chars().take(2).collect::<String>()),
     };
     safe_id(&redact_str(&name))
 }
 
 /// A session id usable as a file name and a YAML list item, from the transcript's file
-/// stem (for a Codex rollout, `rollout-<time>-<id>`, the trailing session id), redacted, with
+/// stem (for a Codex rollout, `rollout-<time>-<id>`, the trailing session id; for Copilot
+/// CLI's `<session>/events.jsonl`, the folder's name), redacted, with
 /// every character outside `[A-Za-z0-9._-]` replaced by `-`.
 pub fn session_id_of(host: Host, path: &Path) -> String {
-    let stem = path.file_stem().map(|stem| stem.to_string_lossy()).unwrap_or_default();
+    let stem = match host {
+        // `<session>/events.jsonl`: the folder names the session.
+        Host::Copilot => path.parent().and_then(Path::file_name),
+        _ => path.file_stem(),
+    };
+    let stem = stem.map(|stem| stem.to_string_lossy()).unwrap_or_default();
     let stem = match host {
         Host::Codex => codex_session_id(&stem).unwrap_or(&stem),
         _ => &stem,

@@ -19,10 +19,19 @@ pub enum Host {
     Gemini,
     /// Cursor (hooks only; its transcripts are not captured).
     Cursor,
+    /// Qwen Code (chats in `~/.qwen/projects/<cwd>/chats/<session>.jsonl`).
+    Qwen,
+    /// GitHub Copilot CLI (events in `~/.copilot/session-state/<session>/events.jsonl`).
+    Copilot,
+    /// OpenCode (through brain's plugin, which writes each session's messages to
+    /// `~/.local/share/opencode/brain-transcripts/<directory>/<session>.jsonl`).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Host {
-    pub const ALL: &'static [Host] = &[Host::ClaudeCode, Host::Codex, Host::Gemini, Host::Cursor];
+    pub const ALL: &'static [Host] =
+        &[Host::ClaudeCode, Host::Codex, Host::Gemini, Host::Cursor, Host::Qwen, Host::Copilot, Host::OpenCode];
 
     /// The name used on the command line, in arcs and in JSON.
     pub fn as_str(self) -> &'static str {
@@ -31,6 +40,9 @@ impl Host {
             Host::Codex => "codex",
             Host::Gemini => "gemini",
             Host::Cursor => "cursor",
+            Host::Qwen => "qwen",
+            Host::Copilot => "copilot",
+            Host::OpenCode => "opencode",
         }
     }
 
@@ -41,6 +53,9 @@ impl Host {
             Host::Codex => "Codex",
             Host::Gemini => "Gemini CLI",
             Host::Cursor => "Cursor",
+            Host::Qwen => "Qwen Code",
+            Host::Copilot => "GitHub Copilot CLI",
+            Host::OpenCode => "OpenCode",
         }
     }
 }
@@ -72,6 +87,11 @@ mod tests {
             assert_eq!(host.as_str().parse::<Host>(), Ok(*host));
             assert_eq!(serde_json::to_string(host).unwrap(), format!("\"{host}\""));
         }
-        assert!("vim".parse::<Host>().unwrap_err().contains("allowed: claude-code, codex, gemini, cursor"));
+        assert!(
+            "vim"
+                .parse::<Host>()
+                .unwrap_err()
+                .contains("allowed: claude-code, codex, gemini, cursor, qwen, copilot, opencode")
+        );
     }
 }

@@ -288,6 +288,12 @@ pub struct HooksConfig {
     pub gemini_max_chars: usize,
     /// Cursor's cap of injected context (and of `.cursor/rules/brain.mdc`), in characters.
     pub cursor_max_chars: usize,
+    /// Qwen Code's cap of injected context, in characters (it cuts hook text at 10,000).
+    pub qwen_max_chars: usize,
+    /// GitHub Copilot CLI's cap of injected context, in characters.
+    pub copilot_max_chars: usize,
+    /// OpenCode's cap of injected context (brain's plugin), in characters.
+    pub opencode_max_chars: usize,
     /// The first prompt of a session gets the memories recalled for it (the task).
     pub task_recall: bool,
 }
@@ -301,6 +307,9 @@ impl Default for HooksConfig {
             codex_max_tokens: 2400,
             gemini_max_chars: 9500,
             cursor_max_chars: 9500,
+            qwen_max_chars: 9500,
+            copilot_max_chars: 9500,
+            opencode_max_chars: 9500,
             task_recall: true,
         }
     }
@@ -482,7 +491,17 @@ pub const PROJECT_ALLOWED: &[(&str, &[&str])] = &[
     // How much context the hooks inject and how often; not how long they may run.
     (
         "hooks",
-        &["max_chars", "refresh_interval", "codex_max_tokens", "gemini_max_chars", "cursor_max_chars", "task_recall"],
+        &[
+            "max_chars",
+            "refresh_interval",
+            "codex_max_tokens",
+            "gemini_max_chars",
+            "cursor_max_chars",
+            "qwen_max_chars",
+            "copilot_max_chars",
+            "opencode_max_chars",
+            "task_recall",
+        ],
     ),
     // Whether search ranks by words or also by meaning; the embedder itself is the user's.
     ("search", &["mode"]),
@@ -571,7 +590,7 @@ fn check_project_file(table: &toml::Table, config: &Config, path: &Path, user_fi
         message: format!("{}: {}", path.display(), refused.join("; ")),
         hint: Some(format!(
             "set these in {} (a project file may set: project, tokenizer, write_policy = \"draft\", [brain], \
-             [hooks] max_chars, codex_max_tokens, gemini_max_chars, cursor_max_chars, refresh_interval and task_recall, [search] mode)",
+             [hooks] max_chars, the hosts' *_max_chars and codex_max_tokens, refresh_interval and task_recall, [search] mode)",
             user_file.display()
         )),
     })
@@ -785,6 +804,9 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # codex_max_tokens = 2400  # Codex's cap (its tokens are 4 bytes; it spills more than 2,500)
 # gemini_max_chars = 9500  # Gemini CLI's cap
 # cursor_max_chars = 9500  # Cursor's cap (also of .cursor/rules/brain.mdc)
+# qwen_max_chars = 9500    # Qwen Code's cap (it cuts hook text at 10,000)
+# copilot_max_chars = 9500 # GitHub Copilot CLI's cap
+# opencode_max_chars = 9500 # OpenCode's cap (brain's plugin)
 # refresh_interval = 30    # user-prompt-submit re-injects every N turns, only on change
 # task_recall = true       # the first prompt gets the memories recalled for it
 # timeout_ms = 3000        # a hook gives up with an empty payload after this long
@@ -1023,6 +1045,9 @@ mod tests {
                         | "hooks.codex_max_tokens"
                         | "hooks.gemini_max_chars"
                         | "hooks.cursor_max_chars"
+                        | "hooks.qwen_max_chars"
+                        | "hooks.copilot_max_chars"
+                        | "hooks.opencode_max_chars"
                         | "hooks.task_recall"
                         | "search.mode"
                 ) || key.starts_with("brain.");

@@ -3,7 +3,7 @@
 //! transcript reads only the bytes appended since.
 //!
 //! One normalised session model for every host: each host's reader ([`claude`],
-//! [`codex`], [`gemini`]) turns its lines into the same few events on the
+//! [`codex`], [`gemini`], [`qwen`], [`copilot`], [`opencode`]) turns its lines into the same few events on the
 //! [`Accumulator`] — a prompt, assistant text, a tool call, a tool result, a touched file, a
 //! compaction, the working directory and branch — and everything after (summaries, clusters,
 //! arcs) is host-neutral. The summary records the [`Host`].
@@ -25,7 +25,10 @@
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
+mod opencode;
+mod qwen;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -521,6 +524,9 @@ impl Accumulator {
             Host::ClaudeCode | Host::Cursor => claude::line(self, text),
             Host::Codex => codex::line(self, text),
             Host::Gemini => gemini::line(self, text),
+            Host::Qwen => qwen::line(self, text),
+            Host::Copilot => copilot::line(self, text),
+            Host::OpenCode => opencode::line(self, text),
         };
         match parsed {
             true => self.lines.records += 1,

@@ -60,9 +60,13 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             return Ok(quiet);
         }
         let input = std::mem::take(&mut started.input);
-        let path =
-            input.transcript_path.as_deref().ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
-        let path = expand_home(Path::new(path));
+        let path = match (input.transcript_path.as_deref(), host) {
+            (Some(path), _) => Some(expand_home(Path::new(path))),
+            // Copilot CLI's sessionEnd names the session only.
+            (None, Host::Copilot) => input.session().and_then(super::copilot::transcript_of),
+            (None, _) => None,
+        }
+        .ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
         let Some(outcome) = capture(&mut started, host, &path)? else {
             return Ok(quiet);
         };

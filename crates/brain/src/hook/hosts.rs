@@ -1,18 +1,24 @@
 //! What each host calls brain's four hook events and what it reads back on stdout, checked
 //! against each host's own documentation, schema or source (late 2026):
 //!
-//! | event | Claude Code | Codex | Gemini CLI | Cursor |
-//! |---|---|---|---|---|
-//! | session start | `SessionStart` | `SessionStart` | `SessionStart` | `sessionStart` |
-//! | prompt | `UserPromptSubmit` | `UserPromptSubmit` | `BeforeAgent` | `beforeSubmitPrompt` |
-//! | turn done | `Stop` | `Stop` | `AfterAgent` | `stop` |
-//! | session end | `SessionEnd` | — | `SessionEnd` | — |
+//! | event | Claude Code | Codex | Gemini CLI | Cursor | Qwen Code | Copilot CLI | OpenCode (plugin) |
+//! |---|---|---|---|---|---|---|---|
+//! | session start | `SessionStart` | `SessionStart` | `SessionStart` | `sessionStart` | — | `sessionStart` | `experimental.chat.system.transform` |
+//! | prompt | `UserPromptSubmit` | `UserPromptSubmit` | `BeforeAgent` | `beforeSubmitPrompt` | `UserPromptSubmit` | `userPromptSubmitted` | `chat.message` |
+//! | turn done | `Stop` | `Stop` | `AfterAgent` | `stop` | `Stop` | `agentStop` | `session.idle` |
+//! | session end | `SessionEnd` | — | `SessionEnd` | — | `SessionEnd` | `sessionEnd` | — |
 //!
 //! Context goes back as `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`
-//! (Claude Code, Codex — whose output schemas refuse unknown keys —, Gemini CLI), or as
-//! `{"additional_context":…}` for Cursor's `sessionStart` (and `{"continue":true}` for its
-//! `beforeSubmitPrompt`, which cannot carry context: Cursor gets its refreshes through the
-//! `.cursor/rules/brain.mdc` rule brain keeps current). Each host has its own size cap.
+//! (Claude Code, Codex — whose output schemas refuse unknown keys —, Gemini CLI, Qwen Code),
+//! as a top-level `{"additionalContext":…}` for Copilot CLI (which ignores
+//! `hookSpecificOutput`) and for brain's own OpenCode plugin ([`super::opencode`]), or as `{"additional_context":…}` for Cursor's `sessionStart` (and
+//! `{"continue":true}` for its `beforeSubmitPrompt`, which cannot carry context: Cursor gets
+//! its refreshes through the `.cursor/rules/brain.mdc` rule brain keeps current). Each host
+//! has its own size cap.
+//!
+//! Qwen Code 0.15 runs `SessionStart` only in its interactive and ACP modes and drops what
+//! it returns, so brain does not install it there: the session's first prompt carries the
+//! working memory instead ([`working_memory_at_first_prompt`]).
 
 use serde_json::json;
 
@@ -48,16 +54,29 @@ pub fn event_name(host: Host, event: HookEvent) -> Option<&'static str> {
     use HookEvent::*;
     Some(match (host, event) {
         (Host::ClaudeCode | Host::Codex | Host::Gemini, SessionStart) => "SessionStart",
-        (Host::ClaudeCode | Host::Codex, UserPromptSubmit) => "UserPromptSubmit",
-        (Host::ClaudeCode | Host::Codex, Stop) => "Stop",
-        (Host::ClaudeCode | Host::Gemini, SessionEnd) => "SessionEnd",
+        (Host::ClaudeCode | Host::Codex | Host::Qwen, UserPromptSubmit) => "UserPromptSubmit",
+        (Host::ClaudeCode | Host::Codex | Host::Qwen, Stop) => "Stop",
+        (Host::ClaudeCode | Host::Gemini | Host::Qwen, SessionEnd) => "SessionEnd",
         (Host::Gemini, UserPromptSubmit) => "BeforeAgent",
         (Host::Gemini, Stop) => "AfterAgent",
         (Host::Cursor, SessionStart) => "sessionStart",
         (Host::Cursor, UserPromptSubmit) => "beforeSubmitPrompt",
         (Host::Cursor, Stop) => "stop",
-        (Host::Codex | Host::Cursor, SessionEnd) => return None,
+        (Host::Copilot, SessionStart) => "sessionStart",
+        (Host::Copilot, UserPromptSubmit) => "userPromptSubmitted",
+        (Host::Copilot, Stop) => "agentStop",
+        (Host::Copilot, SessionEnd) => "sessionEnd",
+        (Host::OpenCode, SessionStart) => "experimental.chat.system.transform",
+        (Host::OpenCode, UserPromptSubmit) => "chat.message",
+        (Host::OpenCode, Stop) => "session.idle",
+        (Host::Codex | Host::Cursor | Host::OpenCode, SessionEnd) | (Host::Qwen, SessionStart) => return None,
     })
+}
+
+/// Whether `host` drops what its session-start hook returns, so that the session's first
+/// prompt must carry the working memory (Qwen Code).
+pub fn working_memory_at_first_prompt(host: Host) -> bool {
+    host == Host::Qwen
 }
 
 /// The events `install` registers for `host`, in order.
@@ -71,6 +90,7 @@ pub fn context_payload(host: Host, event: HookEvent, context: &str) -> String {
     match (host, event) {
         (Host::Cursor, HookEvent::SessionStart) => json!({"additional_context": context}).to_string(),
         (Host::Cursor, _) => quiet_payload(host, event),
+        (Host::Copilot | Host::OpenCode, _) => json!({"additionalContext": context}).to_string(),
         _ => json!({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}).to_string(),
     }
 }
@@ -122,13 +142,17 @@ impl SizeCap {
 }
 
 /// The cap of `host` from the configuration (`[hooks] max_chars`, `codex_max_tokens`,
-/// `gemini_max_chars`, `cursor_max_chars`).
+/// `gemini_max_chars`, `cursor_max_chars`, `qwen_max_chars`, `copilot_max_chars`,
+/// `opencode_max_chars`).
 pub fn size_cap(host: Host, config: &HooksConfig) -> SizeCap {
     match host {
         Host::ClaudeCode => SizeCap::Chars(config.max_chars),
         Host::Codex => SizeCap::Bytes(config.codex_max_tokens.saturating_mul(4)),
         Host::Gemini => SizeCap::Chars(config.gemini_max_chars),
         Host::Cursor => SizeCap::Chars(config.cursor_max_chars),
+        Host::Qwen => SizeCap::Chars(config.qwen_max_chars),
+        Host::Copilot => SizeCap::Chars(config.copilot_max_chars),
+        Host::OpenCode => SizeCap::Chars(config.opencode_max_chars),
     }
 }
 
@@ -152,6 +176,13 @@ mod tests {
         );
         assert_eq!(installed_events(Host::Codex).len(), 3, "Codex has no SessionEnd");
         assert_eq!(installed_events(Host::Gemini).len(), 4);
+        assert_eq!(context_payload(Host::Copilot, HookEvent::UserPromptSubmit, "x"), r#"{"additionalContext":"x"}"#);
+        assert_eq!(quiet_payload(Host::Copilot, HookEvent::SessionStart), r#"{"additionalContext":""}"#);
+        assert_eq!(quiet_payload(Host::Copilot, HookEvent::Stop), "");
+        let qwen = context_payload(Host::Qwen, HookEvent::UserPromptSubmit, "x");
+        assert_eq!(qwen, r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"x"}}"#);
+        assert_eq!(installed_events(Host::Qwen).len(), 3, "Qwen Code drops what SessionStart returns");
+        assert_eq!(installed_events(Host::Copilot).len(), 4);
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The hook input every host writes on stdin: one JSON object, read within bounds.
 //!
-//! Hosts send nearly the same object (Claude Code, Codex and Gemini CLI: `session_id`,
-//! `transcript_path`, `cwd`, `hook_event_name`, …; Cursor: `conversation_id`,
-//! `workspace_roots`, …). brain reads the fields it uses and skips everything else without
+//! Hosts send nearly the same object (Claude Code, Codex, Gemini CLI and Qwen Code:
+//! `session_id`, `transcript_path`, `cwd`, `hook_event_name`, …; Copilot CLI the same in
+//! camelCase, `sessionId`, `transcriptPath`; Cursor: `conversation_id`, `workspace_roots`, …). brain reads the fields it uses and skips everything else without
 //! keeping it. Reading stops at the end of the first JSON value — a host that keeps stdin
 //! open after writing its object does not hold the hook — and after [`MAX_INPUT_BYTES`].
 //! A field of an unexpected type is ignored, not an error: a host that changes a field's
@@ -21,12 +21,12 @@ pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 /// The hook input fields brain uses; everything else is skipped.
 #[derive(Debug, Default, Deserialize)]
 pub struct HookInput {
-    #[serde(default, deserialize_with = "lenient::string")]
+    #[serde(default, alias = "sessionId", deserialize_with = "lenient::string")]
     pub session_id: Option<String>,
     /// Cursor's name for the session.
     #[serde(default, deserialize_with = "lenient::string")]
     pub conversation_id: Option<String>,
-    #[serde(default, deserialize_with = "lenient::string")]
+    #[serde(default, alias = "transcriptPath", deserialize_with = "lenient::string")]
     pub transcript_path: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub cwd: Option<String>,

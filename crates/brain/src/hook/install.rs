@@ -7,6 +7,9 @@
 //! | Codex | `$CODEX_HOME/hooks.json` (`~/.codex`) | `.codex/hooks.json` | the same |
 //! | Gemini CLI | `~/.gemini/settings.json` | `.gemini/settings.json` | the same, plus `name` |
 //! | Cursor | `~/.cursor/hooks.json` | `.cursor/hooks.json` | `{version: 1, hooks: {<event>: [{command}]}}` |
+//! | Qwen Code | `~/.qwen/settings.json` | `.qwen/settings.json` | Claude Code's, plus `matcher` |
+//! | Copilot CLI | `$COPILOT_HOME/settings.json` (`~/.copilot`) | `.github/hooks/brain.json` | `{hooks: {<event>: [{type, bash, timeoutSec}]}}`, `version: 1` in `.github/hooks/` |
+//! | OpenCode | `$XDG_CONFIG_HOME/opencode/plugins/brain.js` (`~/.config`) | `.opencode/plugins/brain.js` | brain's plugin ([`super::opencode`]) |
 //!
 //! Idempotent: an entry already running the same command is left alone; a brain entry with an
 //! older command (another binary path, no `--home`) is replaced in place; entries of other
@@ -38,7 +41,8 @@ pub enum InstallScope {
 }
 
 /// The settings file of `host` for `scope`; `home` is the user's home folder, `project_root`
-/// the project's, `codex_home` `$CODEX_HOME` when set.
+/// the project's, `codex_home` `$CODEX_HOME` when set (Copilot CLI's `$COPILOT_HOME` is read
+/// here).
 pub fn settings_path(
     host: Host,
     scope: InstallScope,
@@ -57,6 +61,27 @@ pub fn settings_path(
         (Host::Gemini, InstallScope::Project) => project_root.join(".gemini/settings.json"),
         (Host::Cursor, InstallScope::User) => home.join(".cursor/hooks.json"),
         (Host::Cursor, InstallScope::Project) => project_root.join(".cursor/hooks.json"),
+        (Host::Qwen, InstallScope::User) => home.join(".qwen/settings.json"),
+        (Host::Qwen, InstallScope::Project) => project_root.join(".qwen/settings.json"),
+        (Host::Copilot, InstallScope::User) => brain_capture::extract::copilot_home(home).join("settings.json"),
+        (Host::Copilot, InstallScope::Project) => project_root.join(COPILOT_PROJECT_HOOKS),
+        (Host::OpenCode, scope) => super::opencode::plugin_path(scope, home, project_root),
+    }
+}
+
+/// Copilot CLI's hook file for a repository (it reads every `.github/hooks/*.json`).
+pub const COPILOT_PROJECT_HOOKS: &str = ".github/hooks/brain.json";
+
+/// How long Copilot CLI lets a hook run, in seconds: brain's own deadline (`[hooks]
+/// timeout_ms`, at most a minute) ends it sooner.
+const COPILOT_TIMEOUT_SECS: u64 = super::harness::MAX_TIMEOUT_MS / 1000;
+
+/// The key of an entry's command for hosts whose entries are flat (no inner `hooks` list).
+fn flat_command_key(host: Host) -> Option<&'static str> {
+    match host {
+        Host::Cursor => Some("command"),
+        Host::Copilot => Some("bash"),
+        _ => None,
     }
 }
 
@@ -137,6 +162,10 @@ pub enum Change {
 /// Merges brain's entries for `host` into (or out of) the settings file at `path`, running
 /// `prefix hook …` commands. With `dry_run`, nothing is written.
 pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: bool) -> BrainResult<InstallOutcome> {
+    if host == Host::OpenCode {
+        // OpenCode has no hook settings: brain is a plugin file.
+        return super::opencode::apply(path, prefix, change, dry_run);
+    }
     let before = read_settings(path)?;
     let mut settings: Value = match &before {
         Some(text) if !text.trim().is_empty() => serde_json::from_str(text).map_err(|err| {
@@ -159,8 +188,11 @@ pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: boo
     let Some(root) = settings.as_object_mut() else {
         return Err(shape_error("the top level"));
     };
-    if change == Change::Install && host == Host::Cursor && !root.contains_key("version") {
-        // Cursor's hooks file is versioned; the version leads the file.
+    // Cursor's hooks file is versioned, and so are Copilot CLI's in `.github/hooks/` (not its
+    // settings.json); the version leads the file.
+    let versioned =
+        host == Host::Cursor || (host == Host::Copilot && path.file_name().is_some_and(|name| name != "settings.json"));
+    if change == Change::Install && versioned && !root.contains_key("version") {
         let rest = std::mem::take(root);
         root.insert("version".into(), json!(1));
         root.extend(rest);
@@ -226,17 +258,19 @@ pub(super) fn read_settings(path: &Path) -> BrainResult<Option<String>> {
 fn entry(host: Host, event: HookEvent, command: &str) -> Value {
     match host {
         Host::Cursor => json!({"command": command}),
+        Host::Copilot => json!({"type": "command", "bash": command, "timeoutSec": COPILOT_TIMEOUT_SECS}),
+        Host::Qwen => json!({"matcher": "", "hooks": [{"type": "command", "command": command}]}),
         Host::Gemini => {
             json!({"hooks": [{"type": "command", "command": command, "name": format!("brain-{}", event.subcommand())}]})
         }
-        Host::ClaudeCode | Host::Codex => json!({"hooks": [{"type": "command", "command": command}]}),
+        Host::ClaudeCode | Host::Codex | Host::OpenCode => json!({"hooks": [{"type": "command", "command": command}]}),
     }
 }
 
 /// The commands of one entry, with a way to tell which inner hook each is.
 fn entry_commands(host: Host, entry: &Value) -> Vec<(Option<usize>, String)> {
-    if host == Host::Cursor {
-        return entry["command"].as_str().map(|command| vec![(None, command.to_string())]).unwrap_or_default();
+    if let Some(key) = flat_command_key(host) {
+        return entry[key].as_str().map(|command| vec![(None, command.to_string())]).unwrap_or_default();
     }
     entry["hooks"]
         .as_array()
@@ -290,9 +324,9 @@ fn install_event(
                 extra.push((position, inner));
                 continue;
             }
-            match inner {
-                Some(index) => entry["hooks"][index]["command"] = json!(command),
-                None => entry["command"] = json!(command),
+            match (inner, flat_command_key(host)) {
+                (Some(index), _) => entry["hooks"][index]["command"] = json!(command),
+                (None, key) => entry[key.unwrap_or("command")] = json!(command),
             }
             replaced = true;
         }
@@ -327,8 +361,8 @@ fn uninstall_event(
     let before = entries.len();
     let mut removed = false;
     entries.retain_mut(|entry| {
-        if host == Host::Cursor {
-            let ours = entry["command"].as_str().is_some_and(|command| is_brain_command(command, host, event));
+        if let Some(key) = flat_command_key(host) {
+            let ours = entry[key].as_str().is_some_and(|command| is_brain_command(command, host, event));
             removed |= ours;
             return !ours;
         }

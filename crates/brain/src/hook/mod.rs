@@ -14,12 +14,15 @@
 //! for it that the session start did not already give.
 
 mod capture;
+pub mod copilot;
 pub mod cursor;
+mod first_prompt;
 pub mod harness;
 pub mod hosts;
 pub mod input;
 pub mod install;
 pub mod mcp_config;
+pub mod opencode;
 pub mod plugin;
 pub mod repo_files;
 mod state;
@@ -261,19 +264,28 @@ pub fn user_prompt_submit(run: HookRun) -> String {
         if !context.home.is_dir() {
             return Err(BrainError::user(format!("brain home {} does not exist", context.home.display())));
         }
+        if input.prompt.as_deref().is_some_and(|prompt| prompt.trim().is_empty()) {
+            // Qwen Code calls its prompt hook again after every tool round, with an empty
+            // prompt: not a turn, and nothing to add.
+            return Ok(quiet_payload(host, HookEvent::UserPromptSubmit));
+        }
         let cap = hosts::size_cap(host, &config);
         let mut state = SessionState::load(&context.home, &session);
         state.turns = state.turns.saturating_add(1);
         let prompt = input.prompt.as_deref().map(str::trim).filter(|prompt| !prompt.is_empty());
         let mut output = quiet_payload(host, HookEvent::UserPromptSubmit);
+        let lead = first_prompt::working_memory(host, &mut started, &mut state, cap)?;
+        if !lead.is_empty() {
+            output = context_payload(host, HookEvent::UserPromptSubmit, &lead);
+        }
         if config.task_recall
             && !state.task_recall_done
             && host != Host::Cursor
             && let Some(prompt) = prompt
         {
             state.task_recall_done = true;
-            if let Some(text) = task_recall(started.brain()?, prompt, &mut state, cap)? {
-                output = context_payload(host, HookEvent::UserPromptSubmit, &text);
+            if let Some(text) = task_recall(started.brain()?, prompt, &mut state, cap.less(&lead))? {
+                output = context_payload(host, HookEvent::UserPromptSubmit, &format!("{lead}{text}"));
             }
         } else if config.refresh_interval > 0 && state.turns.is_multiple_of(config.refresh_interval) {
             let brain = started.brain()?;
@@ -313,7 +325,10 @@ pub fn user_prompt_submit(run: HookRun) -> String {
 fn payload_context(payload: &str) -> String {
     serde_json::from_str::<serde_json::Value>(payload)
         .ok()
-        .and_then(|value| value["hookSpecificOutput"]["additionalContext"].as_str().map(str::to_string))
+        .and_then(|value| {
+            let text = value["hookSpecificOutput"]["additionalContext"].as_str();
+            text.or(value["additionalContext"].as_str()).map(str::to_string)
+        })
         .unwrap_or_default()
 }
 

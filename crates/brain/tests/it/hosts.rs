@@ -1,8 +1,9 @@
-//! Every host's hooks (Claude Code, Codex, Gemini CLI, Cursor) fed the stdin each host really
-//! writes (`tests/data/hosts/`, recorded from the hosts' CLIs), their output checked against
-//! each host's output schema; `hook install`/`uninstall` round trips on every host's settings
-//! file, with a binary path holding a space and a custom home; capture of Codex rollouts and
-//! Gemini CLI chats into arcs that name their host.
+//! Every host's hooks (Claude Code, Codex, Gemini CLI, Cursor, Qwen Code, Copilot CLI) fed the
+//! stdin each host really writes (`tests/data/hosts/`, recorded from the hosts' CLIs), their
+//! output checked against each host's output schema; `hook install`/`uninstall` round trips on
+//! every host's settings file, with a binary path holding a space and a custom home; capture of
+//! Codex rollouts, Gemini CLI and Qwen Code chats and Copilot CLI events into arcs that name
+//! their host.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::Env;
 
-const HOSTS: [&str; 4] = ["claude-code", "codex", "gemini", "cursor"];
+const HOSTS: [&str; 7] = ["claude-code", "codex", "gemini", "cursor", "qwen", "copilot", "opencode"];
 
 fn data(host: &str, file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hosts").join(host).join(file)
@@ -27,7 +28,9 @@ fn payload(env: &Env, host: &str, event: &str, transcript: Option<&Path>) -> Val
         input["workspace_roots"] = json!([env.project_dir]);
     }
     if let Some(transcript) = transcript {
-        input["transcript_path"] = json!(transcript);
+        // Copilot CLI's camelCase events name it `transcriptPath`.
+        let key = if input.get("transcriptPath").is_some() { "transcriptPath" } else { "transcript_path" };
+        input[key] = json!(transcript);
     }
     input
 }
@@ -55,6 +58,14 @@ fn check_output(host: &str, event_name: &str, stdout: &str) -> Option<String> {
         assert_ne!(event_name, "SessionStart", "{host}: session start always answers");
         assert_ne!(host, "cursor", "Cursor's hooks always answer with JSON");
         return None;
+    }
+    if host == "copilot" || host == "opencode" {
+        // Copilot CLI reads a top-level additionalContext only; brain's OpenCode plugin too.
+        let value: Value = serde_json::from_str(stdout).unwrap_or_else(|err| panic!("{host}: {err}: {stdout}"));
+        let keys: Vec<&String> = value.as_object().expect("an object").keys().collect();
+        assert_eq!(keys, vec!["additionalContext"], "{value}");
+        let context = value["additionalContext"].as_str().expect("a string").to_string();
+        return Some(context).filter(|context| !context.is_empty() || event_name == "sessionStart");
     }
     assert!(stdout.ends_with('\n') && stdout.trim_end().lines().count() == 1, "{host}: one JSON line: {stdout:?}");
     let value: Value =
@@ -131,6 +142,9 @@ fn every_host_gets_its_session_start_context_in_its_own_shape_within_its_cap() {
         ("codex", "SessionStart"),
         ("gemini", "SessionStart"),
         ("cursor", "sessionStart"),
+        ("copilot", "sessionStart"),
+        ("qwen", "SessionStart"),
+        ("opencode", "sessionStart"),
     ] {
         let stdout = hook(&env, host, "session-start", &payload(&env, host, "session-start", None));
         let context = check_output(host, name, &stdout).unwrap();
@@ -181,8 +195,13 @@ fn a_byte_cap_narrows_one_session_start_so_what_it_returns_is_reinforced_once() 
 #[test]
 fn the_first_prompt_gets_the_memories_of_its_task_once() {
     let env = env_with_memories();
-    for (host, name) in [("claude-code", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")]
-    {
+    for (host, name) in [
+        ("claude-code", "UserPromptSubmit"),
+        ("codex", "UserPromptSubmit"),
+        ("gemini", "BeforeAgent"),
+        ("copilot", "userPromptSubmitted"),
+        ("opencode", "chat.message"),
+    ] {
         let start = hook(&env, host, "session-start", &payload(&env, host, "session-start", None));
         let start = check_output(host, "SessionStart", &start).unwrap();
         assert!(!start.contains("Webhook retries use jitter"), "{host}: not among the most recent: {start}");
@@ -253,6 +272,9 @@ fn stop_and_session_end_print_what_each_host_accepts() {
         ("codex", vec![("stop", "Stop")]),
         ("gemini", vec![("stop", "AfterAgent"), ("session-end", "SessionEnd")]),
         ("cursor", vec![("stop", "stop")]),
+        ("qwen", vec![("stop", "Stop"), ("session-end", "SessionEnd")]),
+        ("copilot", vec![("stop", "agentStop"), ("session-end", "sessionEnd")]),
+        ("opencode", vec![("stop", "session.idle")]),
     ] {
         for (event, name) in events {
             let stdout = hook(&env, host, event, &payload(&env, host, event, Some(&missing)));
@@ -371,6 +393,146 @@ fn codex_rollouts_and_gemini_chats_become_arcs_that_name_their_host() {
     assert!(text.contains(" gemini ") && text.contains("demo"), "{text}");
 }
 
+/// Qwen Code drops what a SessionStart hook returns (and runs none with `-p`), so its first
+/// prompt carries the working memory, then the task's recall, both within its cap; the empty
+/// prompt Qwen Code sends after every tool round is not a turn and gets nothing.
+#[test]
+fn qwen_gets_the_working_memory_and_the_tasks_recall_at_its_first_prompt() {
+    let env = env_with_memories();
+    let mut prompt = payload(&env, "qwen", "user-prompt-submit", None);
+    let mut empty = prompt.clone();
+    empty["prompt"] = json!("");
+    assert_eq!(hook(&env, "qwen", "user-prompt-submit", &empty), "", "a tool round's empty prompt");
+    prompt["prompt"] = json!("why do our webhook retries back off like this?");
+    let first = check_output("qwen", "UserPromptSubmit", &hook(&env, "qwen", "user-prompt-submit", &prompt)).unwrap();
+    assert!(first.starts_with("# Working memory: demo"), "{first}");
+    assert_eq!(first.matches("# Working memory").count(), 1, "{first}");
+    let recall = first.find("Memory recalled for this task").expect("the task's recall follows");
+    assert!(first[recall..].contains("Webhook retries use jitter"), "{first}");
+    assert!(!first[recall..].contains("Convention: logging format"), "only what is new to the session: {first}");
+    for next in [&empty, &prompt] {
+        assert_eq!(hook(&env, "qwen", "user-prompt-submit", next), "", "once per session");
+    }
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.home.join("hooks/sessions/aeb1b5d0-0986-44df-9278-8bf0e68f5b29.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["turns"], 2, "the empty prompts were not turns: {state}");
+    // Both within Qwen Code's cap.
+    std::fs::write(env.home.join("config.toml"), "[hooks]\nqwen_max_chars = 1500\n").unwrap();
+    prompt["session_id"] = json!("another-session");
+    let capped = check_output("qwen", "UserPromptSubmit", &hook(&env, "qwen", "user-prompt-submit", &prompt)).unwrap();
+    assert!(capped.starts_with("# Working memory: demo") && capped.chars().count() <= 1500, "{capped}");
+    assert_eq!(hook_log(&env), "");
+}
+
+/// GitHub Copilot CLI also runs a repository's `.claude/settings.json` hooks, with
+/// `COPILOT_CLI=1`: brain's Claude Code hooks then stay quiet (valid output, no state), so
+/// the session gets the working memory once, from brain's Copilot hooks.
+#[test]
+fn claude_codes_hooks_stay_quiet_inside_copilot() {
+    let env = env_with_memories();
+    let run = |event: &str, copilot: bool| {
+        let mut input = payload(&env, "claude-code", event, None);
+        input["prompt"] = json!("why do our webhook retries back off like this?");
+        let mut command = env.brain();
+        if copilot {
+            command.env("COPILOT_CLI", "1");
+        }
+        let output = command.args(["hook", event]).write_stdin(input.to_string()).output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    assert_eq!(check_output("claude-code", "SessionStart", &run("session-start", true)).unwrap(), "");
+    assert_eq!(check_output("claude-code", "UserPromptSubmit", &run("user-prompt-submit", true)), None);
+    assert_eq!(run("stop", true), "");
+    assert!(!env.home.join("hooks/sessions").exists(), "the quiet hooks kept no session state");
+    // Copilot's own hooks in the same session are served.
+    let copilot = check_output(
+        "copilot",
+        "sessionStart",
+        &hook(&env, "copilot", "session-start", &payload(&env, "copilot", "session-start", None)),
+    );
+    assert!(copilot.unwrap().starts_with("# Working memory: demo"));
+    // Outside Copilot, Claude Code's hooks serve as before.
+    assert!(
+        check_output("claude-code", "SessionStart", &run("session-start", false))
+            .unwrap()
+            .starts_with("# Working memory")
+    );
+    assert_eq!(hook_log(&env), "");
+}
+
+/// Qwen Code chats (captured at Stop), Copilot CLI session events (captured at sessionEnd,
+/// whose input names the session only) and OpenCode sessions (as brain's plugin writes them,
+/// captured at session.idle) become arcs that name their host, and `brain extract --agent
+/// qwen|copilot|opencode` reads them from where they are kept.
+#[test]
+fn qwen_copilot_and_opencode_sessions_become_arcs_that_name_their_host() {
+    let env = Env::new();
+    let prompts = |host: &str| -> String {
+        (1..=5)
+            .map(|n| {
+                let at = format!("2026-11-28T14:3{n}:00.000Z");
+                let text = format!("{host} step {n}: tighten the retry loop");
+                let line = match host {
+                    "qwen" => json!({"uuid": format!("u{n}"), "timestamp": at, "type": "user", "cwd": "/work/research30/proj/qwen", "message": {"role": "user", "parts": [{"text": text}]}}),
+                    "opencode" => json!({"info": {"id": format!("msg_u{n}"), "role": "user", "time": {"created": 1_795_876_200_000_i64 + n * 60_000}}, "parts": [{"type": "text", "text": text}]}),
+                    _ => json!({"type": "user.message", "data": {"content": text}, "id": format!("u{n}"), "timestamp": at}),
+                };
+                format!("{line}\n")
+            })
+            .collect()
+    };
+    let home = env.dir.path();
+    let chat = home.join(".qwen/projects/-work-research30-proj-qwen/chats/e6fba84b-0f51-47bc-85e9-22920258e675.jsonl");
+    let events = home.join(".copilot/session-state/5ec11051-3c1e-45a5-86ae-5200852d60df/events.jsonl");
+    let session =
+        home.join(".local/share/opencode/brain-transcripts/-w-proj-opencode/ses_ddd6f6800ffe511Hx9Ba7T4UBt.jsonl");
+    for (host, path, file) in
+        [("qwen", &chat, "chat.jsonl"), ("copilot", &events, "events.jsonl"), ("opencode", &session, "session.jsonl")]
+    {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, std::fs::read_to_string(data(host, file)).unwrap() + &prompts(host)).unwrap();
+    }
+    hook(&env, "qwen", "stop", &payload(&env, "qwen", "stop", Some(&chat)));
+    hook(&env, "copilot", "session-end", &payload(&env, "copilot", "session-end", None));
+    hook(&env, "opencode", "stop", &payload(&env, "opencode", "stop", Some(&session)));
+    assert_eq!(hook_log(&env), "");
+    let arcs = arcs(&env);
+    let qwen = arcs.iter().find(|arc| arc.contains("qwen step 1")).expect("a Qwen Code arc");
+    assert!(qwen.contains("hosts: [qwen]\n") && qwen.contains("Qwen Code session"), "{qwen}");
+    assert!(qwen.contains("project: qwen\n") && qwen.contains("6 turns"), "{qwen}");
+    let copilot = arcs.iter().find(|arc| arc.contains("copilot step 1")).expect("a Copilot CLI arc");
+    assert!(copilot.contains("hosts: [copilot]\n") && copilot.contains("GitHub Copilot CLI session"), "{copilot}");
+    assert!(copilot.contains("source_sessions: [5ec11051-3c1e-45a5-86ae-5200852d60df]"), "{copilot}");
+    assert!(copilot.contains("project: copilot\n") && copilot.contains("6 turns"), "{copilot}");
+    let opencode = arcs.iter().find(|arc| arc.contains("opencode step 1")).expect("an OpenCode arc");
+    assert!(opencode.contains("hosts: [opencode]\n") && opencode.contains("OpenCode session"), "{opencode}");
+    assert!(opencode.contains("source_sessions: [ses_ddd6f6800ffe511Hx9Ba7T4UBt]"), "{opencode}");
+    assert!(opencode.contains("project: opencode\n") && opencode.contains("6 turns"), "{opencode}");
+    assert!(opencode.contains("Look at the readme."), "the quoted prompt is read back: {opencode}");
+
+    for (host, project) in [("qwen", "qwen"), ("copilot", "copilot"), ("opencode", "opencode")] {
+        let report = env.json(&["extract", "--agent", host, "--since", "2026-11-01", "--until", "2026-11-30"]);
+        let sessions = report["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), 1, "{host}: {report}");
+        assert_eq!((sessions[0]["host"].as_str(), sessions[0]["project"].as_str()), (Some(host), Some(project)));
+        let other = env.json(&[
+            "--project",
+            "elsewhere",
+            "extract",
+            "--agent",
+            host,
+            "--since",
+            "2026-11-01",
+            "--until",
+            "2026-11-30",
+        ]);
+        assert_eq!(other["sessions"], json!([]), "{host}: the project filter applies: {other}");
+    }
+}
+
 /// The brain binary under a path with a space (a hard link, so `current_exe` is that path).
 fn binary_with_a_space(dir: &Path) -> PathBuf {
     let bin = dir.join("Program Files/brain");
@@ -414,8 +576,12 @@ fn install_round_trips_on_every_host_with_a_spaced_path_and_a_custom_home() {
         ("codex", user_home.join(".codex/hooks.json"), "SessionStart"),
         ("gemini", user_home.join(".gemini/settings.json"), "SessionStart"),
         ("cursor", user_home.join(".cursor/hooks.json"), "sessionStart"),
+        ("copilot", user_home.join(".copilot/settings.json"), "sessionStart"),
+        // Qwen Code gets the working memory at the first prompt.
+        ("qwen", user_home.join(".qwen/settings.json"), "UserPromptSubmit"),
     ];
     for (host, settings, start_event) in &files {
+        let event = if *host == "qwen" { "user-prompt-submit" } else { "session-start" };
         let dry = run(&["hook", "install", "--agent", host, "--dry-run"]);
         assert!(String::from_utf8_lossy(&dry.stdout).contains("+"), "{host}: the dry run shows a diff");
         assert_eq!(settings.exists(), *host == "claude-code", "{host}: a dry run writes nothing");
@@ -424,11 +590,12 @@ fn install_round_trips_on_every_host_with_a_spaced_path_and_a_custom_home() {
         assert_eq!(outcome["settings"], settings.to_str().unwrap());
         let written: Value = serde_json::from_str(&std::fs::read_to_string(settings).unwrap()).unwrap();
         let entry = &written["hooks"][start_event][0];
-        let command = entry["command"].as_str().or(entry["hooks"][0]["command"].as_str()).unwrap().to_string();
+        let command = entry["command"].as_str().or(entry["bash"].as_str());
+        let command = command.or(entry["hooks"][0]["command"].as_str()).unwrap().to_string();
         let agent = if *host == "claude-code" { String::new() } else { format!(" --agent {host}") };
         assert_eq!(
             command,
-            format!("'{}' --home '{}' hook session-start{agent}", bin.display(), brain_home.display()),
+            format!("'{}' --home '{}' hook {event}{agent}", bin.display(), brain_home.display()),
             "{host}: the binary path is quoted and the home kept"
         );
         // The installed command, run the way the host runs it (a shell), finds this home.
@@ -444,12 +611,7 @@ fn install_round_trips_on_every_host_with_a_spaced_path_and_a_custom_home() {
             .unwrap();
         use std::io::Write;
         let mut shell = shell;
-        shell
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload(&env, host, "session-start", None).to_string().as_bytes())
-            .unwrap();
+        shell.stdin.take().unwrap().write_all(payload(&env, host, event, None).to_string().as_bytes()).unwrap();
         let output = shell.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(0), "{host}: exit 127 would mean the path was split");
         let context = check_output(host, start_event, &String::from_utf8(output.stdout).unwrap()).unwrap();
@@ -486,11 +648,66 @@ fn install_round_trips_on_every_host_with_a_spaced_path_and_a_custom_home() {
         assert!(String::from_utf8_lossy(&dry.stdout).contains("-"), "{host}");
         run(&["hook", "uninstall", "--agent", host]);
         let text = std::fs::read_to_string(settings).unwrap();
-        assert!(!text.contains("hook session-start"), "{host}: {text}");
+        assert!(!text.contains(" hook "), "{host}: {text}");
     }
     let claude: Value = serde_json::from_str(&std::fs::read_to_string(&claude_settings).unwrap()).unwrap();
     assert_eq!(claude["hooks"], json!({"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}));
     assert_eq!(claude["model"], "opus");
+}
+
+/// OpenCode has no hook settings: `hook install --agent opencode` writes brain's plugin into
+/// its plugin folder (user: `~/.config/opencode/plugins/`, project: `.opencode/plugins/`),
+/// running this binary with its home; a file of that name brain did not write is refused;
+/// uninstall removes brain's; a linked `.opencode` in the repository is refused.
+#[test]
+fn opencode_gets_brains_plugin_and_loses_it_again() {
+    let env = Env::new();
+    let bin = binary_with_a_space(env.dir.path());
+    let user_home = env.dir.path().join("user");
+    let brain_home = env.dir.path().join("my brain");
+    let run = |args: &[&str]| {
+        std::process::Command::new(&bin)
+            .env_clear()
+            .env("HOME", &user_home)
+            .current_dir(&env.project_dir)
+            .args(["--home", brain_home.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let plugin = user_home.join(".config/opencode/plugins/brain.js");
+    let dry = run(&["hook", "install", "--agent", "opencode", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("+// brain's OpenCode plugin"), "{dry:?}");
+    assert!(!plugin.exists(), "a dry run writes nothing");
+    assert!(run(&["hook", "install", "--agent", "opencode"]).status.success());
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    let command =
+        format!("\"'{}' --home '{}' hook session-start --agent opencode\"", bin.display(), brain_home.display());
+    assert!(text.contains(&command), "{text}");
+    let again: Value =
+        serde_json::from_slice(&run(&["hook", "install", "--agent", "opencode", "--json"]).stdout).unwrap();
+    assert_eq!((again["added"].clone(), again["diff"].clone()), (json!([]), json!("")));
+    assert!(run(&["hook", "uninstall", "--agent", "opencode"]).status.success());
+    assert!(!plugin.exists());
+
+    // The project's plugin; a foreign file of that name is neither replaced nor removed.
+    assert!(run(&["hook", "install", "--agent", "opencode", "--scope", "project"]).status.success());
+    let project_plugin = env.project_dir.join(".opencode/plugins/brain.js");
+    assert!(std::fs::read_to_string(&project_plugin).unwrap().contains("brain:managed"));
+    std::fs::write(&project_plugin, "export const Mine = async () => ({});\n").unwrap();
+    let refused = run(&["hook", "install", "--agent", "opencode", "--scope", "project"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("was not written by brain"), "{refused:?}");
+    assert!(run(&["hook", "uninstall", "--agent", "opencode", "--scope", "project"]).status.success());
+    assert_eq!(std::fs::read_to_string(&project_plugin).unwrap(), "export const Mine = async () => ({});\n");
+
+    // A linked .opencode in the repository is not written through.
+    std::fs::remove_dir_all(env.project_dir.join(".opencode")).unwrap();
+    let outside = outside(&env);
+    std::os::unix::fs::symlink(&outside, env.project_dir.join(".opencode")).unwrap();
+    let stderr = failed_with(&run(&["hook", "install", "--agent", "opencode", "--scope", "project"]));
+    assert!(stderr.contains(".opencode is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
 
 #[test]

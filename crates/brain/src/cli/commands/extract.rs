@@ -1,5 +1,6 @@
 //! `brain extract`: summarize the sessions of a time window (SPEC §6.7), from Claude Code
-//! transcripts, Codex rollouts or Gemini CLI chats (`--agent`).
+//! transcripts, Codex rollouts, Gemini CLI and Qwen Code chats or Copilot CLI session events
+//! (`--agent`).
 
 use std::path::PathBuf;
 
@@ -24,10 +25,10 @@ pub struct ExtractArgs {
     /// Skip sessions with fewer prompts than this (tool results are not prompts)
     #[arg(long, default_value_t = capture::extract::DEFAULT_MIN_TURNS, value_name = "N")]
     pub min_turns: u32,
-    /// Whose transcripts: claude-code, codex (rollouts) or gemini (chats)
+    /// Whose transcripts: claude-code, codex (rollouts), gemini or qwen (chats), copilot (session events), opencode (written by brain's plugin)
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: TranscriptAgent,
-    /// Folder of transcripts [default: ~/.claude/projects; codex: $CODEX_HOME/sessions (~/.codex/sessions); gemini: ~/.gemini/tmp]
+    /// Folder of transcripts [default: ~/.claude/projects; codex: $CODEX_HOME/sessions (~/.codex/sessions); gemini: ~/.gemini/tmp; qwen: ~/.qwen/projects; copilot: $COPILOT_HOME/session-state (~/.copilot/session-state); opencode: ~/.local/share/opencode/brain-transcripts]
     #[arg(long, value_name = "DIR")]
     pub projects_dir: Option<PathBuf>,
 }
@@ -38,6 +39,10 @@ pub enum TranscriptAgent {
     ClaudeCode,
     Codex,
     Gemini,
+    Qwen,
+    Copilot,
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl TranscriptAgent {
@@ -46,6 +51,9 @@ impl TranscriptAgent {
             TranscriptAgent::ClaudeCode => Host::ClaudeCode,
             TranscriptAgent::Codex => Host::Codex,
             TranscriptAgent::Gemini => Host::Gemini,
+            TranscriptAgent::Qwen => Host::Qwen,
+            TranscriptAgent::Copilot => Host::Copilot,
+            TranscriptAgent::OpenCode => Host::OpenCode,
         }
     }
 }

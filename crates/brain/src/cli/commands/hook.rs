@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::hook::install::{self, Change, InstallOutcome, InstallScope};
-use crate::hook::{self, CaptureEvent, HookEvent, HookRun, cursor, hosts, repo_files};
+use crate::hook::{self, CaptureEvent, HookEvent, HookRun, copilot, cursor, hosts, repo_files};
 use brain_api::app::{Brain, Context, SessionRequest};
 use brain_api::config;
 use brain_api::error::{BrainError, BrainResult};
@@ -42,6 +42,10 @@ pub enum Agent {
     Codex,
     Gemini,
     Cursor,
+    Qwen,
+    Copilot,
+    #[value(name = "opencode")]
+    OpenCode,
 }
 
 impl Agent {
@@ -51,6 +55,9 @@ impl Agent {
             Agent::Codex => Host::Codex,
             Agent::Gemini => Host::Gemini,
             Agent::Cursor => Host::Cursor,
+            Agent::Qwen => Host::Qwen,
+            Agent::Copilot => Host::Copilot,
+            Agent::OpenCode => Host::OpenCode,
         }
     }
 }
@@ -73,8 +80,9 @@ pub struct InstallArgs {
     /// The host whose settings get the hooks
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: Agent,
-    /// user: the host's settings in your home (~/.claude, ~/.codex, ~/.gemini, ~/.cursor);
-    /// project: the same folder at the project root
+    /// user: the host's settings in your home (~/.claude, ~/.codex, ~/.gemini, ~/.cursor,
+    /// ~/.qwen, ~/.copilot; OpenCode: brain's plugin in ~/.config/opencode/plugins); project:
+    /// the same folder at the project root (Copilot: .github/hooks/brain.json)
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
     /// The program hooks run [default: this brain binary's absolute path, quoted for the shell]
@@ -105,16 +113,28 @@ pub struct UninstallArgs {
 }
 
 impl Args {
-    /// What a hook prints when it cannot even start (no working directory, a bad `--now`).
-    pub fn fallback_payload(&self) -> Option<String> {
-        let (agent, event) = match &self.command {
+    /// The host and event of a hook command (`None` for install and uninstall).
+    fn event(&self) -> Option<(Agent, HookEvent)> {
+        Some(match &self.command {
             HookCommand::SessionStart(args) => (args.agent, HookEvent::SessionStart),
             HookCommand::UserPromptSubmit(args) => (args.agent, HookEvent::UserPromptSubmit),
             HookCommand::Stop(args) => (args.agent, HookEvent::Stop),
             HookCommand::SessionEnd(args) => (args.agent, HookEvent::SessionEnd),
             HookCommand::Install(_) | HookCommand::Uninstall(_) => return None,
-        };
+        })
+    }
+
+    /// What a hook prints when it cannot even start (no working directory, a bad `--now`).
+    pub fn fallback_payload(&self) -> Option<String> {
+        let (agent, event) = self.event()?;
         Some(hook::quiet_payload(agent.host(), event)).filter(|payload| !payload.is_empty())
+    }
+
+    /// A Claude Code hook that Copilot CLI runs from `.claude/settings.json`: it stays quiet
+    /// (brain's Copilot hooks serve the session). What it printed, if it is one.
+    fn quiet_inside_copilot(&self, context: &Context, started: Instant) -> Option<String> {
+        let (agent, event) = self.event().filter(|(agent, _)| copilot::claude_hook_inside_copilot(agent.host()))?;
+        Some(copilot::quiet_inside_copilot(hook_run(context, agent, started), event))
     }
 }
 
@@ -133,6 +153,10 @@ fn print_payload(output: &str) {
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let started = Instant::now();
+    if let Some(output) = args.quiet_inside_copilot(context, started) {
+        print_payload(&output);
+        return Ok(());
+    }
     let output = match args.command {
         HookCommand::SessionStart(args) => hook::session_start(hook_run(context, args.agent, started)),
         HookCommand::UserPromptSubmit(args) => hook::user_prompt_submit(hook_run(context, args.agent, started)),
@@ -152,6 +176,10 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
 /// and run as usual.
 pub fn run_remote(context: &Context, args: Args, url: &str, fixed_clock: bool, json: bool) -> BrainResult<()> {
     let started = Instant::now();
+    if let Some(output) = args.quiet_inside_copilot(context, started) {
+        print_payload(&output);
+        return Ok(());
+    }
     let output = match args.command {
         HookCommand::SessionStart(args) => {
             hook::session_start_remote(hook_run(context, args.agent, started), url, fixed_clock)
@@ -225,6 +253,23 @@ fn host_notes(host: Host, scope: Scope) -> Vec<String> {
         (Host::Gemini, Scope::Project) => {
             vec!["Gemini CLI asks you to trust a project's hooks the first time it runs them".into()]
         }
+        (Host::Qwen, _) => vec![
+            "Qwen Code drops what a SessionStart hook returns: the session's first prompt gets the working memory"
+                .into(),
+        ],
+        (Host::Copilot, Scope::User) => vec![
+            "inside Copilot CLI, brain's Claude Code hooks (a repository's .claude/settings.json) stay quiet: \
+             these serve the session"
+                .into(),
+        ],
+        (Host::Copilot, Scope::Project) => {
+            vec!["Copilot CLI runs a repository's hooks only in a folder you trust (-p runs: --trust-folder)".into()]
+        }
+        (Host::OpenCode, _) => vec![
+            "OpenCode loads the plugin at its next start; it writes each session's messages to \
+             ~/.local/share/opencode/brain-transcripts/ for capture"
+                .into(),
+        ],
         _ => Vec::new(),
     }
 }
