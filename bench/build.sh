@@ -40,9 +40,9 @@ report "clean test build (cargo test --no-run)" "$b" "$h"
 # Rebuilds: the debug binary exists after the test build; a comment line changes the file.
 for pass in 1 2; do
   echo "// touched $pass" >> "$work/base/$vault_base"; echo "// touched $pass" >> "$work/head/$vault_head"
-  b=$(seconds "$work/base" cargo build -p brain-memory); h=$(seconds "$work/head" cargo build -p brain-memory)
+  b=$(seconds "$work/base" cargo build --bin brain); h=$(seconds "$work/head" cargo build --bin brain)
   report "rebuild after touching the vault keeper ($pass)" "$b" "$h"
   echo "// touched $pass" >> "$work/base/$cli_file"; echo "// touched $pass" >> "$work/head/$cli_file"
-  b=$(seconds "$work/base" cargo build -p brain-memory); h=$(seconds "$work/head" cargo build -p brain-memory)
+  b=$(seconds "$work/base" cargo build --bin brain); h=$(seconds "$work/head" cargo build --bin brain)
   report "rebuild after touching the CLI ($pass)" "$b" "$h"
 done
