@@ -24,7 +24,7 @@
 //!    never floored to zero (FTS5's own `bm25()` gives a word in more than half of a small
 //!    store no weight at all, so a 2-item store ranked on nothing).
 //!    A query's weak terms — generic task words ("fix", "bug", "add": [`is_task_word`]) and
-//!    words most of the store shares — weigh a tenth of their IDF unless they are all the
+//!    words most of the store shares — weigh 0.3 of their IDF unless they are all the
 //!    query has, and a term found only in an item's schema key (`root/bugs`) a quarter of
 //!    its weight; an item matching nothing else is [`Ranked::generic_only`], which session
 //!    start leaves out.

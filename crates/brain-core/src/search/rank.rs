@@ -76,7 +76,7 @@ impl Default for Ranking {
             weights: [1.5, 1.0, 1.5, 1.0, 0.5],
             coverage_step: 0.25,
             date_weight: 0.5,
-            weak_weight: 0.1,
+            weak_weight: 0.3,
             common_share: 0.5,
             schema_key_share: 0.25,
         }
