@@ -9,6 +9,9 @@ those recorded in .ci/layers-known-circles.txt (a ratchet: a circle may shrink o
 grow or appear; issue 28 removes the recorded ones). `--graph CRATE` prints that crate's
 edges.
 
+Also fails when an adapter crate (ADAPTERS: the CLI and hooks, the server) reaches the store
+past `Brain` (`.store()` in non-test code): adapters convert, call one `Brain` method, render.
+
 Usage: .ci/layers.py [--max-lines 20000] [--graph brain]
 """
 
@@ -19,6 +22,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KNOWN = os.path.join(ROOT, ".ci", "layers-known-circles.txt")
+ADAPTERS = ("brain", "brain-serve")
 
 
 def strip_tests(text):
@@ -105,6 +109,7 @@ def crate_graph(crate_dir):
             modules.add(entry)
     edges = {module: set() for module in modules}
     lines = 0
+    store_uses = []
     for folder, dirs, files in os.walk(src):
         dirs[:] = [d for d in dirs if d not in ("tests", "fixtures")]
         for name in files:
@@ -117,6 +122,8 @@ def crate_graph(crate_dir):
                 text = strip_tests(handle.read())
             lines += sum(1 for line in text.split("\n") if line.strip())
             text = strip_comments(text)
+            store_uses += [f"{relative}:{number}" for number, line in enumerate(text.split("\n"), 1)
+                           if ".store()" in line]
             if parts[0] in ("lib", "main"):
                 continue
             top = parts[0]
@@ -127,7 +134,7 @@ def crate_graph(crate_dir):
             for target in targets:
                 if target in modules and target != top:
                     edges[top].add(target)
-    return modules, edges, lines
+    return modules, edges, lines, store_uses
 
 
 def circles(modules, edges):
@@ -194,7 +201,7 @@ def main():
         crate_dir = os.path.join(crates_dir, crate)
         if not os.path.isdir(os.path.join(crate_dir, "src")):
             continue
-        modules, edges, lines = crate_graph(crate_dir)
+        modules, edges, lines, store_uses = crate_graph(crate_dir)
         found = circles(modules, edges)
         print(f"{crate}: {lines} non-test lines, {len(modules)} top-level modules, "
               f"{len(found)} import circle(s)")
@@ -202,6 +209,8 @@ def main():
             print(f"  circle: {' '.join(circle)}")
             if not any(set(circle) <= allowed for allowed in known.get(crate, [])):
                 failures.append(f"{crate}: a new or larger import circle: {' '.join(circle)}")
+        if crate in ADAPTERS and store_uses:
+            failures.append(f"{crate}: an adapter reaches the store past Brain at {', '.join(store_uses)}")
         if lines > args.max_lines:
             failures.append(f"{crate}: {lines} non-test lines, over {args.max_lines}: split it")
         if args.graph == crate:

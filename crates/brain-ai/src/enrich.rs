@@ -240,17 +240,17 @@ struct Session {
 /// oldest first.
 fn sessions_since(brain: &Brain, since: Timestamp) -> Vec<Session> {
     let mut sessions: Vec<Session> = Vec::new();
-    let Ok(entries) = std::fs::read_dir(sessions_dir(&brain.home)) else { return sessions };
+    let Ok(entries) = std::fs::read_dir(sessions_dir(brain.home())) else { return sessions };
     let mut names: Vec<String> = entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str().and_then(|n| n.strip_suffix(".jsonl")).map(str::to_string))
         .collect();
     names.sort();
     for name in names {
-        let shard = Shard::load(&brain.home, &name);
+        let shard = Shard::load(brain.home(), &name);
         for state in shard.states() {
             let Some(end) = state.summary.end.or(state.summary.start) else { continue };
-            if end >= since && end <= brain.now {
+            if end >= since && end <= brain.now() {
                 sessions.push(Session { summary: state.summary.clone(), end });
             }
         }
@@ -261,7 +261,7 @@ fn sessions_since(brain: &Brain, since: Timestamp) -> Vec<Session> {
 
 /// `<home>/capture/enriched.json`: where the last run's window ended.
 fn stamp_path(brain: &Brain) -> PathBuf {
-    capture_dir(&brain.home).join("enriched.json")
+    capture_dir(brain.home()).join("enriched.json")
 }
 
 #[derive(Serialize, Deserialize)]
@@ -281,7 +281,7 @@ fn session_project(brain: &Brain, session: &Session) -> String {
     let project = session.summary.project.trim();
     match brain_core::scope::validate_scope_name(project) {
         Ok(()) => project.to_string(),
-        Err(_) => brain.project.clone(),
+        Err(_) => brain.project().to_string(),
     }
 }
 
@@ -344,11 +344,11 @@ struct Built {
 /// the instructions are never cut.
 fn build_prompt(brain: &Brain, project: &str, sessions: &[&Session], arcs: &[String], hints: &[String]) -> Built {
     let counter = brain.counter();
-    let max_tokens = brain.config.ai.prompt_max_tokens;
+    let max_tokens = brain.config().ai.prompt_max_tokens;
     let system = INSTRUCTIONS.to_string();
     let header = format!(
         "Now: {}\nProject: {project} (every session below was captured in it)\n",
-        brain_core::time::format_timestamp(brain.now)
+        brain_core::time::format_timestamp(brain.now())
     );
     let data = max_tokens.saturating_sub(counter.count(&system) + counter.count(&header) + 40);
     let mut user = header;
@@ -462,7 +462,7 @@ fn check(
     accepted_before: usize,
     outcomes: &mut Vec<EnrichOutcome>,
 ) -> Vec<(usize, ItemDraft, String)> {
-    let cap = brain.config.ai.max_changes_per_kind;
+    let cap = brain.config().ai.max_changes_per_kind;
     let shown_sessions: HashMap<&str, &Session> =
         shown.iter().map(|i| (sessions[*i].summary.session_id.as_str(), sessions[*i])).collect();
     let mut accepted: Vec<(usize, ItemDraft, String)> = Vec::new();
@@ -588,8 +588,8 @@ pub fn run_with_env(
     options: &EnrichOptions,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> BrainResult<EnrichReport> {
-    let config = &brain.config.ai;
-    let hint = || format!("set [ai] provider, base_url and model in {}", brain.home.join("config.toml").display());
+    let config = &brain.config().ai;
+    let hint = || format!("set [ai] provider, base_url and model in {}", brain.home().join("config.toml").display());
     let provider = match Provider::from_config(config, env) {
         Ok(Some(provider)) => provider,
         Ok(None) => return Err(BrainError::user_with_hint("enrichment needs an LLM: no [ai] provider is set", hint())),
@@ -599,7 +599,7 @@ pub fn run_with_env(
         return Err(BrainError::user("--max-sessions must be at least 1"));
     }
     let since = options.since.or_else(|| read_stamp(brain)).unwrap_or_else(|| {
-        Timestamp::from_second(brain.now.as_second() - DEFAULT_WINDOW_DAYS * 86_400).unwrap_or(brain.now)
+        Timestamp::from_second(brain.now().as_second() - DEFAULT_WINDOW_DAYS * 86_400).unwrap_or(brain.now())
     });
     let mut report = EnrichReport {
         provider: provider.name().into(),
@@ -748,7 +748,7 @@ pub fn run_with_env(
             answer: String,
         }
         let record = Record {
-            timestamp: brain_core::time::format_timestamp(brain.now),
+            timestamp: brain_core::time::format_timestamp(brain.now()),
             report: &report,
             prompt_sha256: brain_api::fsio::sha256_hex(prompts.as_bytes()),
             answer: audit_answer(&raws),

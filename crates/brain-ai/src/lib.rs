@@ -169,7 +169,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     if input.no_ai {
         return skipped("phase 1 only: --no-ai".into());
     }
-    let config = &brain.config.ai;
+    let config = &brain.config().ai;
     let provider = match Provider::from_config(config, env) {
         Ok(Some(provider)) => provider,
         Ok(None) => return skipped("phase 1 only: no LLM is configured ([ai] provider)".into()),
@@ -199,8 +199,8 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         steps.push(StepTiming { name, ms: ms(*step) });
         *step = Instant::now();
     };
-    let now = brain.now;
-    let active = active_signals(input.snapshot, now, &brain.config.vault);
+    let now = brain.now();
+    let active = active_signals(input.snapshot, now, &brain.config().vault);
     let projects = prompt::projects(input.snapshot, &active);
     let lessons: Vec<Vec<String>> = projects.iter().map(|project| prompt::recent_lessons(brain, project)).collect();
     // Signal items are context for the model (each prompt shows its project's and global
@@ -278,7 +278,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     let mut facts = facts;
     if answers.iter().any(|(_, answer)| names_unknown_arcs(answer, &facts)) {
         // Only the rejection of an unknown id tells a tombstone apart: read them only then.
-        facts.tombstones = tombstones(&input.location.root, input.snapshot, brain.config.vault.max_file_bytes);
+        facts.tombstones = tombstones(&input.location.root, input.snapshot, brain.config().vault.max_file_bytes);
     }
     let mut checked = proposals::Checked::default();
     for (project, answer) in &answers {
@@ -300,7 +300,7 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
     // Phase 5: re-read what was written, confirm, and tell the index.
     let started = Instant::now();
     if !input.dry_run {
-        let vault = &brain.config.vault;
+        let vault = &brain.config().vault;
         let (changed, removed) =
             apply::verify(&input.location.root, &written, &mut outcomes, vault.max_file_bytes, *brain.counter());
         if !changed.is_empty() || !removed.is_empty() {
@@ -350,7 +350,7 @@ fn reason(
     schema: &serde_json::Value,
     report: &mut AiReport,
 ) -> (Vec<(String, proposals::Answer)>, String, Vec<String>) {
-    let config = &brain.config.ai;
+    let config = &brain.config().ai;
     let deadline = Instant::now() + Duration::from_millis(config.timeout_ms);
     let mut usage = Usage::default();
     let (mut answers, mut raws, mut failures) = (Vec::new(), String::new(), Vec::new());
@@ -631,7 +631,7 @@ fn finish(brain: &Brain, input: &AiInput<'_>, report: &AiReport, raw: &[u8]) {
         return;
     }
     let feed_dir = &input.location.feed_dir;
-    let stamp = brain_core::time::format_timestamp(brain.now);
+    let stamp = brain_core::time::format_timestamp(brain.now());
     if let Some(intent) = &report.intent {
         let text = format!(
             "---\nid: intent\ntitle: Operator Intent\npriority: 7\nttl: 7200\nseverity: info\n---\n## Operator Intent\n\n{intent}\n\n_Inferred by {} ({}) at {stamp}; a recommendation, not a fact._\n",
@@ -675,8 +675,8 @@ fn finish(brain: &Brain, input: &AiInput<'_>, report: &AiReport, raw: &[u8]) {
 
 /// `<home>/ticks/<timestamp>.json` (the tick's `--now`, colons dropped).
 fn audit_path(brain: &Brain) -> PathBuf {
-    let stamp = brain_core::time::format_timestamp(brain.now).replace(':', "");
-    brain.home.join("ticks").join(format!("{stamp}.json"))
+    let stamp = brain_core::time::format_timestamp(brain.now()).replace(':', "");
+    brain.home().join("ticks").join(format!("{stamp}.json"))
 }
 
 /// The AI section of `last-tick-diff.md`.
@@ -724,8 +724,8 @@ fn append_line(path: &Path, line: &str) {
 /// Writes the audit record of an enrichment or hygiene run, `<home>/ai/<what>/<time>.json`
 /// (the newest [`AUDIT_KEEP`] kept); its path, or `None` when it could not be written.
 pub(crate) fn write_audit(brain: &Brain, what: &str, record: &impl Serialize) -> Option<String> {
-    let stamp = brain_core::time::format_timestamp(brain.now).replace(':', "");
-    let path = brain.home.join("ai").join(what).join(format!("{stamp}.json"));
+    let stamp = brain_core::time::format_timestamp(brain.now()).replace(':', "");
+    let path = brain.home().join("ai").join(what).join(format!("{stamp}.json"));
     let text = serde_json::to_string_pretty(record).ok()?;
     fsio::write_owned(&path, text.as_bytes()).ok()?;
     if let Some(dir) = path.parent() {

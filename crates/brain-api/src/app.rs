@@ -33,10 +33,10 @@ pub struct Context {
 
 /// An opened brain: home, configuration, project and store.
 pub struct Brain {
-    pub home: PathBuf,
-    pub config: Config,
-    pub project: String,
-    pub now: Timestamp,
+    pub(crate) home: PathBuf,
+    pub(crate) config: Config,
+    pub(crate) project: String,
+    pub(crate) now: Timestamp,
     pub(crate) store: Store,
     pub(crate) counter: TokenCounter,
     /// Reads kept between changes of the store, shared by a server's connections (see
@@ -82,6 +82,9 @@ pub struct SessionRequest {
     pub top: usize,
     /// Character cap of the text form (hooks: 9500).
     pub max_chars: Option<usize>,
+    /// Byte cap of the text form (Codex counts bytes): the character cap narrows until the
+    /// UTF-8 text fits, within one session start (one read, one reinforcement).
+    pub max_bytes: Option<usize>,
     /// A total token budget replacing the configured one; the section budgets scale with it.
     pub token_budget: Option<usize>,
 }
@@ -136,7 +139,7 @@ impl Brain {
             std::fs::write(&config_path, config::DEFAULT_USER_CONFIG)
                 .map_err(|err| BrainError::user(format!("cannot write {}: {err}", config_path.display())))?;
         }
-        Brain::open_store(context, true, PageReads::Mapped)
+        Brain::open_store(context, true, PageReads::Mapped, None)
     }
 
     /// Opens an existing home; a missing home is a user error pointing at `brain init`.
@@ -155,12 +158,30 @@ impl Brain {
                 "create it with `brain init` (or pass --home / set BRAIN_HOME)",
             ));
         }
-        Brain::open_store(context, false, page_reads)
+        Brain::open_store(context, false, page_reads, None)
     }
 
-    /// Loads the configuration, then opens the store it names (see [`store_location`]).
-    fn open_store(context: &Context, create: bool, page_reads: PageReads) -> BrainResult<Brain> {
-        let loaded = config::load(&context.home, &context.cwd, &context.env)?;
+    /// `open` with the configuration the caller already loaded for `context` (a hook reads
+    /// it first for its own settings; it is not read twice).
+    pub fn open_loaded(context: &Context, loaded: config::Loaded) -> BrainResult<Brain> {
+        if !context.home.is_dir() {
+            return Brain::open(context);
+        }
+        Brain::open_store(context, false, PageReads::Mapped, Some(loaded))
+    }
+
+    /// Loads the configuration (unless given), then opens the store it names (see
+    /// [`store_location`]).
+    fn open_store(
+        context: &Context,
+        create: bool,
+        page_reads: PageReads,
+        loaded: Option<config::Loaded>,
+    ) -> BrainResult<Brain> {
+        let loaded = match loaded {
+            Some(loaded) => loaded,
+            None => config::load(&context.home, &context.cwd, &context.env)?,
+        };
         let location = store_location(&context.home, &context.env, &loaded.config)?;
         let store = Store::open(&location, create, page_reads)?;
         let project =
@@ -194,8 +215,91 @@ impl Brain {
         self.reads = Some(cache);
     }
 
+    /// The store, for the layers that keep their own records in it: the vault keeper's
+    /// index, sync's change log, enrichment's stamps. Adapters (the server, the CLI, the
+    /// hooks) call `Brain`'s methods instead; `.ci/layers.py` fails when they reach it.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The brain home.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The effective configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The current project.
+    pub fn project(&self) -> &str {
+        &self.project
+    }
+
+    /// "Now" for everything this brain decides (`--now` in tests).
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// The same brain at another moment (a long-lived process's clock).
+    pub fn set_now(&mut self, now: Timestamp) {
+        self.now = now;
+    }
+
+    /// The same brain for another project and moment (a server's pooled connection serving
+    /// one request).
+    pub fn serve_as(&mut self, project: String, now: Timestamp) {
+        self.project = project;
+        self.now = now;
+    }
+
+    /// The store's write generation: it moves on every committed write, by any process.
+    pub fn generation(&self) -> BrainResult<u64> {
+        Ok(self.store.generation()?)
+    }
+
+    /// Where the store is (printable: no password).
+    pub fn store_location(&self) -> StoreLocation {
+        self.store.location()
+    }
+
+    /// Whether any item is stored in `scope`.
+    pub fn has_scope(&self, scope: &Scope) -> BrainResult<bool> {
+        Ok(self.store.has_scope(scope)?)
+    }
+
+    /// The lock of a job only one process sharing the store runs at a time (`None`: another
+    /// holds it).
+    pub fn try_lock_job(&self, purpose: &str) -> BrainResult<Option<brain_store::JobLock>> {
+        Ok(self.store.try_lock_job(purpose)?)
+    }
+
+    /// A value kept beside the vault index (`vault_state`).
+    pub fn vault_value(&self, key: &str) -> BrainResult<Option<String>> {
+        Ok(self.store.vault_value(key)?)
+    }
+
+    pub fn set_vault_value(&self, key: &str, value: &str) -> BrainResult<()> {
+        self.store.write(|tx| tx.set_vault_value(key, value))?;
+        Ok(())
+    }
+
+    /// Claims `key` of `kind` once among every process sharing the store: true for the one
+    /// that got it.
+    pub fn claim(&self, kind: &str, key: &str) -> BrainResult<bool> {
+        let now = self.now;
+        Ok(self.store.write(|tx| tx.claim(kind, key, now))?)
+    }
+
+    /// Gives a claim back (its work failed; another may take it).
+    pub fn release_claim(&self, kind: &str, key: &str) -> BrainResult<bool> {
+        Ok(self.store.write(|tx| tx.release_claim(kind, key))?)
+    }
+
+    /// The sync conflicts waiting for `brain review`.
+    pub fn sync_conflicts(&self) -> BrainResult<Vec<brain_store::SyncConflict>> {
+        Ok(self.store.read(|tx| tx.sync_conflicts())?)
     }
 
     pub fn counter(&self) -> &TokenCounter {
@@ -297,6 +401,13 @@ impl Brain {
             message: format!("item {id} not found"),
             hint: Some("list ids with `brain list` or `brain search`".into()),
         })
+    }
+
+    /// The item as stored, `None` when there is none — without folding the access log first
+    /// (`get` does): the read of a hook's path, which never writes the store.
+    pub fn item_as_stored(&self, id: &str) -> BrainResult<Option<Item>> {
+        check_id(id)?;
+        Ok(self.store.get(id)?)
     }
 
     pub fn list(&self, filter: &ItemFilter) -> BrainResult<Vec<Item>> {

@@ -22,4 +22,5 @@ pub mod session;
 pub mod signals;
 pub mod skills;
 pub mod status;
+pub mod tokens;
 pub mod views;

@@ -221,7 +221,7 @@ impl Brain {
             due_for_review: parts.due_for_review,
             low_confidence_alerts: parts.low_confidence_alerts.clone(),
         };
-        let payload = session_start(&input, &self.counter, &budgets, request.max_chars, 50);
+        let payload = fit_bytes(request, |max_chars| session_start(&input, &self.counter, &budgets, max_chars, 50));
         // Recall reinforces what it returned; bookkeeping never blocks a session start.
         let returned: Vec<Access> = pins
             .iter()
@@ -308,5 +308,21 @@ impl Brain {
                 .collect();
         let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
         Ok(hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect())
+    }
+}
+
+/// The session start `assemble` gives for `request`'s character cap, narrowed until its text
+/// fits `request.max_bytes` (multi-byte text under a byte cap). Assembling is pure: the reads
+/// before it and the reinforcement after it happen once, whatever the passes.
+fn fit_bytes(request: &SessionRequest, assemble: impl Fn(Option<usize>) -> SessionStart) -> SessionStart {
+    let mut max_chars = request.max_chars.or(request.max_bytes);
+    loop {
+        let start = assemble(max_chars);
+        let (Some(max_bytes), Some(chars)) = (request.max_bytes, max_chars) else { return start };
+        if start.text.len() <= max_bytes || chars == 0 {
+            return start;
+        }
+        let scaled = (chars as u128 * max_bytes as u128 / start.text.len() as u128) as usize;
+        max_chars = Some(scaled.min(chars - 1));
     }
 }

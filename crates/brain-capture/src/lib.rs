@@ -82,9 +82,9 @@ pub fn run_extract(
     on_total: &dyn Fn(usize),
     on_file: &(dyn Fn() + Sync),
 ) -> BrainResult<ExtractReport> {
-    let _lock = CaptureLock::acquire(&brain.home, None)?;
-    let report = extract::extract(&brain.home, options, on_total, on_file)?;
-    let path = store::last_extract_path(&brain.home);
+    let _lock = CaptureLock::acquire(brain.home(), None)?;
+    let report = extract::extract(brain.home(), options, on_total, on_file)?;
+    let path = store::last_extract_path(brain.home());
     let bytes = serde_json::to_vec(&report).map_err(|err| BrainError::internal(format!("cannot encode: {err}")))?;
     store::write_atomic(&path, &bytes, false)
         .map_err(|err| BrainError::internal(format!("cannot write {}: {err}", path.display())))?;
@@ -109,7 +109,7 @@ pub fn load_sessions(brain: &Brain, bundle: Option<&Path>) -> BrainResult<Vec<Se
             (text, path.display().to_string())
         }
         None => {
-            let path = store::last_extract_path(&brain.home);
+            let path = store::last_extract_path(brain.home());
             match std::fs::read_to_string(&path) {
                 Ok(text) => (text, path.display().to_string()),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -133,11 +133,11 @@ pub fn load_sessions(brain: &Brain, bundle: Option<&Path>) -> BrainResult<Vec<Se
 
 /// `brain cluster`: groups `sessions` into arcs and writes them under `out_dir`.
 pub fn run_cluster(brain: &Brain, sessions: Vec<SessionSummary>, out_dir: &Path) -> BrainResult<ClusterReport> {
-    let _lock = CaptureLock::acquire(&brain.home, None)?;
+    let _lock = CaptureLock::acquire(brain.home(), None)?;
     brain_api::fsio::sweep_stale_temps(out_dir);
     let refs: Vec<&SessionSummary> = sessions.iter().collect();
     let groups = cluster::group_sessions(&refs);
-    let arcs = write::write_groups(&brain.home, out_dir, &sessions, groups, brain.now)?;
+    let arcs = write::write_groups(brain.home(), out_dir, &sessions, groups, brain.now())?;
     Ok(ClusterReport::new(out_dir, sessions.len(), arcs))
 }
 
@@ -212,7 +212,7 @@ fn capture_one(
     transcript_path: &Path,
     options: &SessionCaptureOptions,
 ) -> BrainResult<SessionCaptureOutcome> {
-    let home = &brain.home;
+    let home = brain.home();
     let _lock = CaptureLock::acquire(home, Some(options.lock_timeout))?;
     let session_id = store::session_id_of(options.host, transcript_path);
     let mut shard = store::Shard::load(home, &store::shard_of(options.host, transcript_path));
@@ -277,7 +277,7 @@ fn capture_one(
     let clusters = options.clusters_dir.clone().unwrap_or_else(|| clusters_dir(brain));
     // What a killed capture left behind goes now (the lock keeps other captures out).
     brain_api::fsio::sweep_stale_temps(&clusters);
-    let arcs = write::write_groups(home, &clusters, &pool, vec![group], brain.now)?;
+    let arcs = write::write_groups(home, &clusters, &pool, vec![group], brain.now())?;
     outcome.arc = arcs.into_iter().next();
     Ok(outcome)
 }

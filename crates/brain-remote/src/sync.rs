@@ -654,7 +654,7 @@ fn pull(
             return Ok(());
         }
         trace("pull: prepared");
-        let now = brain.now;
+        let now = brain.now();
         let (applied, conflicts, refused) = brain.store().write(|tx| {
             let (mut applied, mut conflicts, mut refused) = (0, 0, Vec::new());
             for change in &changes {
@@ -766,9 +766,7 @@ pub const STAMP_FILE: &str = "sync.stamp";
 /// --background` detached — in a process group of its own, no stdin/stdout/stderr, never
 /// waited for — so the hook returns at once and an offline or slow server costs it nothing.
 /// Returns whether a sync was started. The sync's own lock keeps two from running at once.
-pub fn trigger_background(context: &brain_api::app::Context) -> BrainResult<bool> {
-    let loaded = brain_api::config::load(&context.home, &context.cwd, &context.env)?;
-    let sync = &loaded.config.sync;
+pub fn trigger_background(context: &brain_api::app::Context, sync: &SyncConfig) -> BrainResult<bool> {
     if sync.url.as_deref().is_none_or(|url| url.trim().is_empty()) || sync.interval == 0 {
         return Ok(false);
     }

@@ -197,6 +197,7 @@ pub async fn session_start(
         task: params.task,
         top: check_range("top", params.top.unwrap_or(5), 1, MAX_TOP)?,
         max_chars: params.max_chars.map(|chars| check_range("maxChars", chars, 100, 1_000_000)).transpose()?,
+        max_bytes: None,
         token_budget: params.token_budget.map(|b| check_range("tokenBudget", b, 1, MAX_TOKEN_BUDGET)).transpose()?,
     };
     let payload = state.pool.run(project, now, move |brain| brain.session_start_for(&caller, &request)).await?;
@@ -230,6 +231,7 @@ pub async fn context_pack(
         task: Some(task),
         top: 10,
         max_chars: None,
+        max_bytes: None,
         token_budget: Some(check_range("tokenBudget", params.token_budget.unwrap_or(4000), 1, MAX_TOKEN_BUDGET)?),
     };
     let payload = state.pool.run(project, now, move |brain| brain.session_start_for(&caller, &request)).await?;
@@ -516,7 +518,7 @@ pub async fn arcs(
         .run(project, now, move |brain| {
             let (own, others): (Vec<_>, Vec<_>) = brain_vault::arcs(brain, now, None)?
                 .into_iter()
-                .partition(|arc| arc.project.as_deref().is_none_or(|project| project == brain.project));
+                .partition(|arc| arc.project.as_deref().is_none_or(|project| project == brain.project()));
             let in_other_projects = others
                 .iter()
                 .filter(|arc| {
@@ -581,7 +583,7 @@ pub async fn feed(
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
                 Err(err) => return Err(BrainError::internal(format!("cannot read feed file {name}: {err}"))),
             }
-            if let Some(text) = brain_vault::project_feed_file(brain, name, &brain.project)? {
+            if let Some(text) = brain_vault::project_feed_file(brain, name, brain.project())? {
                 return Ok(Some(text.into_bytes()));
             }
             for other in brain_vault::vault_projects(brain)? {
@@ -632,7 +634,7 @@ pub async fn metrics(State(state): Shared) -> Result<Response, ApiError> {
     let (items, generation) = state
         .pool
         .run(state.default_project.clone(), now, |brain| {
-            Ok((brain.count(&ItemFilter::default())?, brain.store().generation()?))
+            Ok((brain.count(&ItemFilter::default())?, brain.generation()?))
         })
         .await?;
     state.metrics.items.set(i64::try_from(items).unwrap_or(i64::MAX));

@@ -162,10 +162,7 @@ impl Auth {
     }
 }
 
-/// The SHA-256 of a secret, as stored (lowercase hex).
-pub fn secret_digest(secret: &str) -> String {
-    hex::encode(digest(secret.as_bytes()))
-}
+pub use brain_api::tokens::secret_digest;
 
 fn unauthorized(message: &str) -> Response {
     let mut response = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)

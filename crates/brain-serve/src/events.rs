@@ -92,9 +92,7 @@ async fn publish_pending(
             let id = signal.id.clone();
             let claimed = state
                 .pool
-                .run(state.default_project.clone(), now, move |brain| {
-                    Ok(brain.store().write(|tx| tx.claim(sink.claim_kind(), &id, now))?)
-                })
+                .run(state.default_project.clone(), now, move |brain| brain.claim(sink.claim_kind(), &id))
                 .await;
             match claimed {
                 // Another replica (or an earlier run) published it.
@@ -116,7 +114,7 @@ async fn publish_pending(
                             let _ = state
                                 .pool
                                 .run(state.default_project.clone(), now, move |brain| {
-                                    Ok(brain.store().write(|tx| tx.release_claim(sink.claim_kind(), &id))?)
+                                    brain.release_claim(sink.claim_kind(), &id)
                                 })
                                 .await;
                         }

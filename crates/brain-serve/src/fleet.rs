@@ -87,7 +87,7 @@ fn bounded_report(report: serde_json::Value) -> serde_json::Value {
 
 /// The stored record of the last tick, if any.
 fn last_tick(brain: &brain_api::app::Brain) -> brain_api::error::BrainResult<Option<serde_json::Value>> {
-    Ok(brain.store().vault_value(LAST_TICK)?.and_then(|text| serde_json::from_str(&text).ok()))
+    Ok(brain.vault_value(LAST_TICK)?.and_then(|text| serde_json::from_str(&text).ok()))
 }
 
 /// Runs the vault tick (phase 1) under the fleet's tick lock, so one replica at a time
@@ -102,7 +102,7 @@ pub fn tick_once(
     if !vault.is_dir() {
         return Ok(TickOutcome::NoVault);
     }
-    let Some(_lock) = brain.store().try_lock_job("tick")? else {
+    let Some(_lock) = brain.try_lock_job("tick")? else {
         return Ok(TickOutcome::Busy);
     };
     // The schedule follows the wall clock, not a request's `now` (fixed in tests).
@@ -142,7 +142,7 @@ pub fn tick_once(
         }
     }
     let text = record.to_string();
-    brain.store().write(|tx| tx.set_vault_value(LAST_TICK, &text))?;
+    brain.set_vault_value(LAST_TICK, &text)?;
     Ok(TickOutcome::Ran(record))
 }
 

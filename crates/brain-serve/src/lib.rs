@@ -27,7 +27,6 @@ pub mod openapi;
 pub mod signals;
 pub mod state;
 pub mod sync_routes;
-pub mod tokens;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The MCP adapter (SPEC §7.3): seven tools over one lazily opened `Brain`. Each tool
+//! The MCP adapter (SPEC §7.3): nine tools over one lazily opened `Brain`. Each tool
 //! converts its input, calls one `Brain` method on a blocking thread and renders a bounded
 //! result; a `BrainError` becomes a tool error carrying its message, never a crash.
 //!
@@ -65,7 +65,7 @@ impl Shared {
         }
         let brain = slot.as_mut().ok_or_else(|| BrainError::internal("brain not opened"))?;
         if !self.fixed_now {
-            brain.now = jiff::Timestamp::now();
+            brain.set_now(jiff::Timestamp::now());
         }
         work(brain)
     }
@@ -428,6 +428,7 @@ impl BrainMcp {
                 task: params.task,
                 top,
                 max_chars: Some(SESSION_MAX_CHARS),
+                max_bytes: None,
                 token_budget: None,
             };
             Ok(session_result(&brain.session_start_for(caller, &request)?))
@@ -494,6 +495,7 @@ impl BrainMcp {
                 task: Some(params.task),
                 top: 10,
                 max_chars: None,
+                max_bytes: None,
                 token_budget: Some(token_budget),
             };
             Ok(session_result(&brain.session_start_for(caller, &request)?))
@@ -568,7 +570,7 @@ impl BrainMcp {
     ) -> ToolResult {
         let over_http = self.shared.over_http;
         self.call(&context, move |brain, caller| {
-            let now = brain.now;
+            let now = brain.now();
             let kind = match params.kind {
                 MarkType::Lesson => "lesson",
                 MarkType::Signal => "signal",
@@ -587,7 +589,7 @@ impl BrainMcp {
                 key: params.key,
             };
             let location = brain_vault::Location::resolve(brain, None, None)?;
-            let project = brain_core::Scope::Project(brain.project.clone());
+            let project = brain_core::Scope::Project(brain.project().to_string());
             let authorize = |scope: &brain_core::Scope| {
                 caller.require_write(scope)?;
                 if !over_http || *scope == project {
@@ -621,10 +623,11 @@ impl BrainMcp {
                 task: params.task,
                 top: 5,
                 max_chars: Some(SESSION_MAX_CHARS),
+                max_bytes: None,
                 token_budget: None,
             };
             let mut content = session_result(&brain.session_start_for(caller, &request)?);
-            content.push(json_text(&json!({"vault_rescanned": rescanned, "generation": brain.store().generation()?})));
+            content.push(json_text(&json!({"vault_rescanned": rescanned, "generation": brain.generation()?})));
             Ok(content)
         })
         .await

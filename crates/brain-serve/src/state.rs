@@ -89,8 +89,7 @@ impl Pool {
                     brain
                 }
             };
-            brain.project = project;
-            brain.now = now;
+            brain.serve_as(project, now);
             let result = work(&brain);
             pool.idle.lock().unwrap_or_else(|poison| poison.into_inner()).push(brain);
             result
@@ -136,11 +135,11 @@ impl AppState {
         let mut brain = open_waiting_for_the_database(&context)?;
         let reads = Arc::new(ReadCache::new());
         brain.keep_reads(Arc::clone(&reads));
-        let config = brain.config.serve.clone();
+        let config = brain.config().serve.clone();
         let auth = Auth::from_config(&config.tokens)?;
-        auth.set_stored(&brain.store().tokens()?);
-        let default_project = brain.project.clone();
-        let location = brain.store().location();
+        auth.set_stored(&brain_api::tokens::stored(&brain)?);
+        let default_project = brain.project().to_string();
+        let location = brain.store_location();
         let store = Store::open(&location, false, PageReads::Cached)?;
         let probe = if store.is_shared() {
             Probe::Shared(GenerationReader::start(store))
@@ -225,9 +224,7 @@ impl AppState {
             }
             Probe::Shared(_) => {
                 let now = self.clock(None)?;
-                self.pool
-                    .run(self.default_project.clone(), now, move |brain| Ok(brain.store().has_scope(&scope)?))
-                    .await?
+                self.pool.run(self.default_project.clone(), now, move |brain| brain.has_scope(&scope)).await?
             }
         };
         if !known {
@@ -262,7 +259,7 @@ impl AppState {
     /// been made or revoked by any process). A failure keeps the tokens known so far.
     pub async fn refresh_tokens(&self) {
         let Ok(now) = self.clock(None) else { return };
-        let loaded = self.pool.run(self.default_project.clone(), now, |brain| Ok(brain.store().tokens()?)).await;
+        let loaded = self.pool.run(self.default_project.clone(), now, brain_api::tokens::stored).await;
         match loaded {
             Ok(records) => self.auth.set_stored(&records),
             Err(err) => eprintln!("brain serve: cannot reload the stored tokens: {}", err.message),

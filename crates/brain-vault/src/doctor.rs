@@ -517,9 +517,9 @@ fn apply_fix(root: &Path, relpath: &str, fix: &Fix, expected: &[u8]) -> Result<(
 
 /// Audits the vault and, with `repair`, fixes what can be fixed.
 pub fn vault_doctor(brain: &Brain, location: &Location, repair: bool) -> BrainResult<DoctorReport> {
-    let _lock = fsio::lock(&brain.home, repair)?;
+    let _lock = fsio::lock(brain.home(), repair)?;
     let root = &location.root;
-    let max_bytes = brain.config.vault.max_file_bytes;
+    let max_bytes = brain.config().vault.max_file_bytes;
     let mut recovered = Vec::new();
     if repair {
         fsio::sweep_stale_temps(root);

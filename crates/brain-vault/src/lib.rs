@@ -96,10 +96,10 @@ pub struct Location {
 /// The vault folder: `flag` (`--vault`, already absolute), else `[vault] path` (relative to the
 /// home), else `<home>/vault`.
 pub fn vault_path(brain: &Brain, flag: Option<&Path>) -> PathBuf {
-    match (flag, &brain.config.vault.path) {
+    match (flag, &brain.config().vault.path) {
         (Some(path), _) => path.to_path_buf(),
-        (None, Some(path)) => brain.home.join(path),
-        (None, None) => brain.home.join("vault"),
+        (None, Some(path)) => brain.home().join(path),
+        (None, None) => brain.home().join("vault"),
     }
 }
 
@@ -182,7 +182,7 @@ pub fn init(path: &Path) -> BrainResult<InitReport> {
 /// `brain vault scan`: indexes the vault (incrementally), refreshes the session feed when
 /// something changed, and reports every file's diagnostics.
 pub fn scan_vault(brain: &Brain, location: &Location, progress: Progress<'_>) -> BrainResult<ScanReport> {
-    let _lock = fsio::lock(&brain.home, true)?;
+    let _lock = fsio::lock(brain.home(), true)?;
     let recovered = moves::recover(&location.root);
     let mode = scan::ScanMode { dry_run: false, want_snapshot: false, write_feed: true, progress };
     let mut report = scan::scan(brain, &location.root, &location.skip, &mode)?.report;

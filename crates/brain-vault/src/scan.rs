@@ -335,7 +335,7 @@ struct Known {
 pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<'_>) -> BrainResult<ScanRun> {
     let started = Instant::now();
     let racy_cutoff = wall_clock_ns() - RACY_WINDOW_NS;
-    let config = &brain.config.vault;
+    let config = &brain.config().vault;
     let store = brain.store();
     let root_text = root.display().to_string();
     // The walk (stat calls) runs beside the read of the index (SQLite, the stored states):
@@ -512,7 +512,7 @@ pub(crate) fn scan(brain: &Brain, root: &Path, skip: &[String], mode: &ScanMode<
         let applied = std::thread::scope(|scope| {
             let feed = with_feed.then(|| {
                 scope.spawn(|| {
-                    let feed = super::feed::FeedState::compute(&snapshot, brain.now, config);
+                    let feed = super::feed::FeedState::compute(&snapshot, brain.now(), config);
                     serde_json::to_string(&feed).unwrap_or_default()
                 })
             });

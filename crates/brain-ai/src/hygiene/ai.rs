@@ -111,12 +111,12 @@ pub(crate) fn parse(text: &str) -> Result<Answer, String> {
 /// The prompt: instructions, then one line per action while the budget allows.
 fn prompt(brain: &Brain, report: &HygieneReport) -> (String, String, usize, usize) {
     let counter = brain.counter();
-    let max_tokens = brain.config.ai.prompt_max_tokens;
+    let max_tokens = brain.config().ai.prompt_max_tokens;
     let system = INSTRUCTIONS.to_string();
     let mut used = counter.count(&system);
     let mut user = format!(
         "Now: {}\n\n## actions ({} planned)\n",
-        brain_core::time::format_timestamp(brain.now),
+        brain_core::time::format_timestamp(brain.now()),
         report.actions.len()
     );
     used += counter.count(&user) + 30;
@@ -156,7 +156,7 @@ fn prompt(brain: &Brain, report: &HygieneReport) -> (String, String, usize, usiz
 /// Asks the configured LLM about the plan and applies its verdicts to the plan (nothing is
 /// written to the store here). Does nothing when no LLM is configured.
 pub(crate) fn check(brain: &Brain, report: &mut HygieneReport, dry_run: bool) {
-    let config = &brain.config.ai;
+    let config = &brain.config().ai;
     let provider = match Provider::from_config(config, &|name| std::env::var(name).ok()) {
         Ok(Some(provider)) => provider,
         Ok(None) => return,
@@ -206,7 +206,7 @@ pub(crate) fn check(brain: &Brain, report: &mut HygieneReport, dry_run: bool) {
             answer: String,
         }
         let record = Record {
-            timestamp: brain_core::time::format_timestamp(brain.now),
+            timestamp: brain_core::time::format_timestamp(brain.now()),
             check: &check,
             prompt_sha256: brain_api::fsio::sha256_hex(format!("{system}\n\n{user}").as_bytes()),
             answer: audit_answer(&raw),

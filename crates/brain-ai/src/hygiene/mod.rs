@@ -161,7 +161,7 @@ pub fn plan(brain: &Brain, options: &HygieneOptions, progress: Progress<'_>) -> 
 }
 
 fn plan_items(brain: &Brain, items: &[Item], options: &HygieneOptions, progress: Progress<'_>) -> HygieneReport {
-    let now = brain.now;
+    let now = brain.now();
     let mut actions: Vec<Action> = Vec::new();
     // Items already given an action (absorbed or queued).
     let mut taken: HashSet<usize> = HashSet::new();

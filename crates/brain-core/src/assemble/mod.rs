@@ -36,6 +36,7 @@ pub mod claude_md;
 pub mod engine;
 pub mod feed;
 pub mod fixtures;
+mod interner;
 pub mod lean;
 mod render;
 pub mod session;

@@ -9,3 +9,6 @@ pub mod heat;
 pub mod snapshot;
 pub mod state;
 pub mod text;
+
+#[cfg(test)]
+mod tests;

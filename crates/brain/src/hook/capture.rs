@@ -14,8 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
-use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, session_within, start};
-use brain_api::app::{Brain, Context};
+use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, start, within};
 use brain_api::error::{BrainError, BrainResult};
 use brain_capture::transcript::MAX_LINE_BYTES;
 use brain_capture::{self as capture, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
@@ -45,24 +44,29 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
     let hook_event = event.hook_event();
     run.fail_open(hook_event, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
         let quiet = super::quiet_payload(host, hook_event);
-        let Started { input, deadline, context, config } = start(progress, context, stdin)?;
+        let mut started = start(progress, context, stdin)?;
         // A background `brain sync` when one is due; never waited for, never failing the hook.
-        if let Err(err) = brain_remote::sync::trigger_background(&context) {
-            write_log(&context.home, "sync", None, &err.to_string(), LogPolicy::ExistingHome);
+        let sync = started.loaded.as_ref().map_err(BrainError::to_string).and_then(|loaded| {
+            brain_remote::sync::trigger_background(&started.context, &loaded.config.sync).map_err(|err| err.to_string())
+        });
+        if let Err(err) = sync {
+            write_log(&started.context.home, "sync", None, &err, LogPolicy::ExistingHome);
         }
         if host == Host::Cursor {
-            let brain = Brain::open(&context)?;
-            let cap = super::hosts::size_cap(host, &config);
+            let brain = started.open_brain()?;
+            let cap = super::hosts::size_cap(host, &started.config);
             let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
-            refresh_cursor_rule(&context, &session_within(&brain, &request, cap)?.text);
+            refresh_cursor_rule(&started.context, &brain.session_start(&within(request, cap))?.text);
             return Ok(quiet);
         }
+        let input = std::mem::take(&mut started.input);
         let path =
             input.transcript_path.as_deref().ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
         let path = expand_home(Path::new(path));
-        let Some(outcome) = capture(&context, host, &path, deadline)? else {
+        let Some(outcome) = capture(&mut started, host, &path)? else {
             return Ok(quiet);
         };
+        let context = &started.context;
         // What was left for later or skipped is worth a line: the arc is not complete yet.
         let mut notes = Vec::new();
         if outcome.pending {
@@ -93,18 +97,13 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
 }
 
 /// Captures `path`; `None` when there is nothing to capture yet (no transcript).
-fn capture(
-    context: &Context,
-    host: Host,
-    path: &Path,
-    deadline: Instant,
-) -> BrainResult<Option<SessionCaptureOutcome>> {
+fn capture(started: &mut Started, host: Host, path: &Path) -> BrainResult<Option<SessionCaptureOutcome>> {
     match std::fs::metadata(path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
-    let brain = Brain::open(context)?;
-    let left = deadline.saturating_duration_since(Instant::now());
+    let brain = started.open_brain()?;
+    let left = started.deadline.saturating_duration_since(Instant::now());
     // Reading stops early enough to leave time for the arc to be written and the state saved.
     let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
     let options = SessionCaptureOptions {

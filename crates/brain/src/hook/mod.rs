@@ -31,7 +31,7 @@ use brain_core::Signal;
 use brain_core::assemble::session::SessionStart;
 
 use brain_api::app::{Brain, Context, SessionRequest};
-use brain_api::config::HooksConfig;
+use brain_api::config::{HooksConfig, Loaded};
 use brain_api::error::{BrainError, BrainResult};
 use brain_capture::Host;
 use brain_capture::transcript::excerpt;
@@ -92,49 +92,71 @@ fn hook_context(context: &Context, input: &HookInput) -> Context {
     context
 }
 
-/// Hook settings, read without failing: a broken config gives the defaults.
-fn hooks_config(context: &Context) -> HooksConfig {
-    brain_api::config::load(&context.home, &context.cwd, &context.env)
-        .map(|loaded| loaded.config.hooks)
-        .unwrap_or_default()
+/// The configuration of `context`: loaded once per hook, its `[hooks]` settings read
+/// without failing (a broken config gives their defaults; opening the brain then reports it).
+struct HookConfig {
+    hooks: HooksConfig,
+    loaded: BrainResult<Loaded>,
+}
+
+impl HookConfig {
+    fn load(context: &Context) -> HookConfig {
+        let loaded = brain_api::config::load(&context.home, &context.cwd, &context.env);
+        let hooks = loaded.as_ref().map(|loaded| loaded.config.hooks.clone()).unwrap_or_default();
+        HookConfig { hooks, loaded }
+    }
 }
 
 /// A hook under way: its input, deadline, context (the input's working directory) and
-/// settings.
+/// settings, with the configuration the brain opens with.
 struct Started {
     input: HookInput,
     deadline: Instant,
     context: Context,
     config: HooksConfig,
+    loaded: BrainResult<Loaded>,
+    brain: Option<Brain>,
+}
+
+impl Started {
+    /// The brain, opened the first time a step of the hook needs it.
+    fn brain(&mut self) -> BrainResult<&Brain> {
+        if self.brain.is_none() {
+            self.brain = Some(self.open_brain()?);
+        }
+        Ok(self.brain.as_ref().expect("opened above"))
+    }
+
+    /// The brain of the hook's context, opened with the configuration already read.
+    fn open_brain(&mut self) -> BrainResult<Brain> {
+        let loaded = std::mem::replace(&mut self.loaded, Err(BrainError::internal("the hook's brain is opened once")));
+        Brain::open_loaded(&self.context, loaded?)
+    }
 }
 
 /// Reads the configuration (setting the deadline), then the input; names the session. The
-/// configuration is read again only when the input names another working directory.
+/// configuration is read once, and again only when the input names another working
+/// directory (whose `.brain.toml` may differ).
 fn start(progress: &Progress, context: Context, stdin: Box<dyn Read + Send>) -> BrainResult<Started> {
-    let config = hooks_config(&context);
-    let deadline = progress.configure(&config);
+    let config = HookConfig::load(&context);
+    let deadline = progress.configure(&config.hooks);
     let input = read_input(stdin)?;
     if let Some(session) = input.session() {
         progress.session(session);
     }
     let hook = hook_context(&context, &input);
-    let config = if hook.cwd == context.cwd { config } else { hooks_config(&hook) };
-    Ok(Started { input, deadline, context: hook, config })
+    let config = if hook.cwd == context.cwd { config } else { HookConfig::load(&hook) };
+    Ok(Started { input, deadline, context: hook, config: config.hooks, loaded: config.loaded, brain: None })
 }
 
-/// The session start for `request` within `cap`: the assembler's character budget, narrowed
-/// when a byte cap (Codex) is exceeded by multi-byte text.
-fn session_within(brain: &Brain, request: &SessionRequest, cap: SizeCap) -> BrainResult<SessionStart> {
-    let mut max_chars = cap.chars();
-    loop {
-        let start = brain.session_start(&SessionRequest { max_chars: Some(max_chars), ..request.clone() })?;
-        let SizeCap::Bytes(max_bytes) = cap else { return Ok(start) };
-        if start.text.len() <= max_bytes || max_chars == 0 {
-            return Ok(start);
-        }
-        let scaled = (max_chars as u128 * max_bytes as u128 / start.text.len() as u128) as usize;
-        max_chars = scaled.min(max_chars.saturating_sub(1));
-    }
+/// `request` within `cap`: the assembler's character cap, and a byte cap (Codex) the
+/// assembled text is narrowed to within the same session start.
+fn within(request: SessionRequest, cap: SizeCap) -> SessionRequest {
+    let max_bytes = match cap {
+        SizeCap::Bytes(bytes) => Some(bytes),
+        SizeCap::Chars(_) => None,
+    };
+    SessionRequest { max_chars: Some(cap.chars()), max_bytes, ..request }
 }
 
 /// The ids a session start gave.
@@ -153,18 +175,19 @@ fn refresh_cursor_rule(context: &Context, text: &str) {
 /// `brain hook session-start`: the working memory as the host's session-start context.
 pub fn session_start(run: HookRun) -> String {
     run.fail_open(HookEvent::SessionStart, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
-        let Started { input, context, config, .. } = start(progress, context, stdin)?;
-        let brain = Brain::open(&context)?;
+        let mut started = start(progress, context, stdin)?;
+        let brain = started.open_brain()?;
+        let Started { input, context, config, .. } = started;
         let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
-        let generation = brain.store().generation()?;
-        let start = session_within(&brain, &request, hosts::size_cap(host, &config))?;
+        let generation = brain.generation()?;
+        let start = brain.session_start(&within(request, hosts::size_cap(host, &config)))?;
         if let Some(session) = input.session() {
             // The next refresh compares against what this session was given.
-            let mut state = SessionState::load(&brain.home, session);
+            let mut state = SessionState::load(brain.home(), session);
             state.generation = Some(generation);
             state.brain_hash = Some(start.brain_hash.clone());
             state.give(given_ids(&start));
-            state.save(&brain.home, session);
+            state.save(brain.home(), session);
         }
         if host == Host::Cursor {
             refresh_cursor_rule(&context, &start.text);
@@ -228,7 +251,9 @@ pub fn skip_remote(run: HookRun, event: HookEvent) -> String {
 /// prompt hook cannot add context: it keeps `.cursor/rules/brain.mdc` current instead.
 pub fn user_prompt_submit(run: HookRun) -> String {
     run.fail_open(HookEvent::UserPromptSubmit, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
-        let Started { input, context, config, .. } = start(progress, context, stdin)?;
+        let mut started = start(progress, context, stdin)?;
+        let input = std::mem::take(&mut started.input);
+        let (context, config) = (started.context.clone(), started.config.clone());
         let Some(session) = input.session().map(str::to_string) else {
             return Err(BrainError::user("hook input has no session_id"));
         };
@@ -246,19 +271,18 @@ pub fn user_prompt_submit(run: HookRun) -> String {
             && let Some(prompt) = prompt
         {
             state.task_recall_done = true;
-            let brain = Brain::open(&context)?;
-            if let Some(text) = task_recall(&brain, prompt, &mut state, cap)? {
+            if let Some(text) = task_recall(started.brain()?, prompt, &mut state, cap)? {
                 output = context_payload(host, HookEvent::UserPromptSubmit, &text);
             }
         } else if config.refresh_interval > 0 && state.turns.is_multiple_of(config.refresh_interval) {
-            let brain = Brain::open(&context)?;
-            let generation = brain.store().generation()?;
+            let brain = started.brain()?;
+            let generation = brain.generation()?;
             // No write anywhere since the last look: nothing this session sees changed.
             if state.generation != Some(generation) {
                 state.generation = Some(generation);
                 const NOTE: &str = "Project memory changed since it was last given to this session.\n\n";
                 let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
-                let start = session_within(&brain, &request, cap.less(NOTE))?;
+                let start = brain.session_start(&within(request, cap.less(NOTE)))?;
                 if state.brain_hash.as_deref() != Some(start.brain_hash.as_str()) {
                     state.brain_hash = Some(start.brain_hash.clone());
                     state.give(given_ids(&start));
@@ -271,7 +295,7 @@ pub fn user_prompt_submit(run: HookRun) -> String {
             }
         }
         if host != Host::Cursor
-            && let Some(alert) = new_critical_signals(&context, &mut state, cap)?
+            && let Some(alert) = new_critical_signals(started.brain()?, &mut state, cap)?
         {
             // The alert first; what else this prompt brings follows when it fits beside it.
             let rest = payload_context(&output);
@@ -294,13 +318,12 @@ fn payload_context(payload: &str) -> String {
 
 /// The critical and nuclear signals that appeared since this session last looked (after a
 /// write moved the store's generation), as an alert block; `None` when there is none.
-fn new_critical_signals(context: &Context, state: &mut SessionState, cap: SizeCap) -> BrainResult<Option<String>> {
-    let brain = Brain::open(context)?;
-    let generation = brain.store().generation()?;
+fn new_critical_signals(brain: &Brain, state: &mut SessionState, cap: SizeCap) -> BrainResult<Option<String>> {
+    let generation = brain.generation()?;
     if state.signals_generation == Some(generation) {
         return Ok(None);
     }
-    let signals = brain_api::signals::visible(&brain)?;
+    let signals = brain_api::signals::visible(brain)?;
     Ok(signal_alert(state, generation, signals, cap))
 }
 
@@ -393,7 +416,8 @@ fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeC
         if state.given.iter().any(|given| given == &recalled.id) {
             continue;
         }
-        let Some(item) = brain.store().get(&recalled.id)? else { continue };
+        // `None`: forgotten since it was recalled, a moment ago.
+        let Some(item) = brain.item_as_stored(&recalled.id)? else { continue };
         let title = item.title.split_whitespace().collect::<Vec<_>>().join(" ");
         let content = item.content.split_whitespace().collect::<Vec<_>>().join(" ");
         let entry = format!("\n- **{}** ({}): {}", excerpt(&title, 200), item.kind, excerpt(&content, 600));

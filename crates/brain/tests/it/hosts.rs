@@ -151,6 +151,34 @@ fn every_host_gets_its_session_start_context_in_its_own_shape_within_its_cap() {
 }
 
 #[test]
+fn a_byte_cap_narrows_one_session_start_so_what_it_returns_is_reinforced_once() {
+    let env = Env::new();
+    for n in 1..=6 {
+        env.remember(&[
+            "--title",
+            &format!("Größe {n} der Wiederholungen ✓"),
+            "--content",
+            &"Größenänderung ✓ ".repeat(8),
+        ]);
+    }
+    // 800 bytes: multi-byte text over it at the first character budget, so the assembled
+    // text is narrowed several times (it once ran a whole session start per narrowing, each
+    // appending its returned items to the access log: 62 lines for 3 items).
+    std::fs::write(env.home.join("config.toml"), "[hooks]\ncodex_max_tokens = 200\n").unwrap();
+    let stdout = hook(&env, "codex", "session-start", &payload(&env, "codex", "session-start", None));
+    let context = check_output("codex", "SessionStart", &stdout).unwrap();
+    assert!(context.len() <= 800 && context.len() > context.chars().count(), "{} bytes", context.len());
+    // The writes above folded the access log: these lines are the hook's.
+    let log = std::fs::read_to_string(env.home.join("access.jsonl")).expect("the hook's accesses");
+    let ids: Vec<&str> = log.lines().map(|line| line.split('"').nth(3).expect("an id")).collect();
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert!(ids.len() >= 2 && ids.len() == distinct.len(), "each returned item once: {ids:?}");
+    assert_eq!(hook_log(&env), "");
+}
+
+#[test]
 fn the_first_prompt_gets_the_memories_of_its_task_once() {
     let env = env_with_memories();
     for (host, name) in [("claude-code", "UserPromptSubmit"), ("codex", "UserPromptSubmit"), ("gemini", "BeforeAgent")]
@@ -175,6 +203,22 @@ fn the_first_prompt_gets_the_memories_of_its_task_once() {
     let stdout = hook(&env, "cursor", "user-prompt-submit", &payload(&env, "cursor", "user-prompt-submit", None));
     assert_eq!(check_output("cursor", "beforeSubmitPrompt", &stdout), None);
     assert_eq!(hook_log(&env), "");
+}
+
+#[test]
+fn the_prompt_hook_reads_the_items_it_recalls_without_writing_the_store() {
+    let env = env_with_memories();
+    let lines = || std::fs::read_to_string(env.home.join("access.jsonl")).map_or(0, |log| log.lines().count());
+    hook(&env, "claude-code", "session-start", &payload(&env, "claude-code", "session-start", None));
+    let before = lines();
+    let mut prompt = payload(&env, "claude-code", "user-prompt-submit", None);
+    prompt["prompt"] = json!("why do our webhook retries back off like this?");
+    let recalled =
+        check_output("claude-code", "UserPromptSubmit", &hook(&env, "claude-code", "user-prompt-submit", &prompt));
+    assert!(recalled.is_some_and(|text| text.contains("Webhook retries use jitter")));
+    // The recall's accesses were appended; nothing folded the log into the store (a write
+    // on the hook's path).
+    assert!(before > 0 && lines() > before, "{before} then {}", lines());
 }
 
 #[test]

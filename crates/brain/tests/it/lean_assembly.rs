@@ -42,12 +42,12 @@ fn assert_lean_equals_full(brain: &Brain, options: &BrainOptions) {
     let filter = ItemFilter { scopes: Some(brain.visible_scopes()), ..ItemFilter::default() };
     let items = brain.store().list(&filter).unwrap();
     let feed = brain.feed();
-    let expected = brain_document(&items, brain.now, brain.counter(), options, &feed);
+    let expected = brain_document(&items, brain.now(), brain.counter(), options, &feed);
     let lean = brain.brain_document(options).unwrap();
     assert_eq!(serde_json::to_string(&lean).unwrap(), serde_json::to_string(&expected).unwrap());
 
     let injects: Vec<_> = feed.injects.iter().filter(|block| block.targets("CLAUDE.md")).cloned().collect();
-    let expected = claude_md_summary(&items, brain.now, brain.counter(), options, &injects);
+    let expected = claude_md_summary(&items, brain.now(), brain.counter(), options, &injects);
     let lean = brain.claude_md(options, "CLAUDE.md").unwrap();
     assert_eq!(serde_json::to_string(&lean).unwrap(), serde_json::to_string(&expected).unwrap());
 }

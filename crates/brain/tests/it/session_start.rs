@@ -432,7 +432,7 @@ pub fn kept_reads_follow_every_change_through_another_connection(env: &Env) {
     let access = brain_store::Access { id: unsure.id.clone(), strength: None };
     let generation = b.store().generation().unwrap();
     for _ in 0..3 {
-        assert!(b.store().record_access(std::slice::from_ref(&access), b.now, None).unwrap());
+        assert!(b.store().record_access(std::slice::from_ref(&access), b.now(), None).unwrap());
     }
     assert_eq!(b.store().generation().unwrap(), generation, "bookkeeping is not a write");
     let alerted = a.session_start(&request).unwrap();

@@ -272,7 +272,7 @@ fn write_cursor_rule(context: &Context, dry_run: bool) -> String {
     }
     let written = (|| {
         let brain = Brain::open(context)?;
-        let cap = hosts::size_cap(Host::Cursor, &brain.config.hooks);
+        let cap = hosts::size_cap(Host::Cursor, &brain.config().hooks);
         let request = SessionRequest { top: 5, max_chars: Some(cap.chars()), ..SessionRequest::default() };
         let start = brain.session_start(&request)?;
         cursor::write(&root, &start.text, true)

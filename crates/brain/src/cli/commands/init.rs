@@ -11,9 +11,9 @@ pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::init(context)?;
     let mut out = Out::new();
     if json {
-        out.json(&serde_json::json!({"home": brain.home.display().to_string(), "project": brain.project}));
+        out.json(&serde_json::json!({"home": brain.home().display().to_string(), "project": brain.project()}));
     } else {
-        out.line(format!("brain home ready at {} (project: {})", brain.home.display(), brain.project));
+        out.line(format!("brain home ready at {} (project: {})", brain.home().display(), brain.project()));
     }
     Ok(())
 }

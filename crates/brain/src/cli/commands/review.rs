@@ -71,7 +71,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
             eprintln!("{drafts} draft(s) wait for approval: `brain review --drafts`");
         }
         // Items changed on two machines wait for a decision too (stderr: the list stays data).
-        let conflicts = brain.store().read(|tx| tx.sync_conflicts())?;
+        let conflicts = brain.sync_conflicts()?;
         if !conflicts.is_empty() {
             eprintln!(
                 "{} sync conflict(s) wait: `brain sync --status` shows both versions, \

@@ -58,6 +58,7 @@ fn request(args: &Args) -> BrainResult<SessionRequest> {
         task: args.task.clone(),
         top: args.top,
         max_chars: (args.format == Format::Text).then_some(args.max_chars),
+        max_bytes: None,
         token_budget: None,
     })
 }

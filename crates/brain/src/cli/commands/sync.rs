@@ -169,7 +169,7 @@ fn run_sync(
         None => Brain::open(context)?,
     };
     sync::trace("opened");
-    let Some(_lock) = brain.store().try_lock_job("sync")? else {
+    let Some(_lock) = brain.try_lock_job("sync")? else {
         if background {
             return Ok(sync::SyncReport::default());
         }

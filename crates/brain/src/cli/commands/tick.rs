@@ -42,7 +42,7 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let location = Location::resolve(&brain, vault_flag.as_deref(), feed_flag.as_deref())?;
     let bar = progress::bar(None, "scanning");
     let on_progress = |done: usize, total: usize| progress::count(&bar, done as u64, total as u64);
-    if brain.config.ai.enabled() && !args.no_ai {
+    if brain.config().ai.enabled() && !args.no_ai {
         // Phase 2 redacts every line of its prompt and counts it with the configured tokenizer:
         // compile the redactor's patterns and load the vocabulary on another core while phase 1
         // scans, instead of after it (~12 ms, and 100–300 ms for a BPE vocabulary).

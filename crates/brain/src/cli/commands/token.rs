@@ -1,10 +1,10 @@
 //! `brain token create|list|revoke|reopen`: bearer tokens kept in the store, for fleets of
-//! `brain serve` replicas (see `serve::tokens`).
+//! `brain serve` replicas (see `brain_api::tokens`).
 
 use brain_api::app::{Brain, Context};
 use brain_api::error::BrainResult;
 use brain_api::output::Out;
-use brain_serve::tokens;
+use brain_api::tokens;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

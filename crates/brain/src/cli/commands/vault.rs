@@ -119,11 +119,11 @@ fn init(context: &Context, args: VaultArgs, json: bool) -> BrainResult<()> {
     } else {
         out.line(format!("vault {}: created {}", report.vault, report.created.join(", ")));
     }
-    if flag.is_some() && brain.config.vault.path.is_none() {
+    if flag.is_some() && brain.config().vault.path.is_none() {
         eprintln!(
             "hint: pass --vault {} to scan and tick, or set `[vault] path` in {}",
             report.vault,
-            brain.home.join(brain_api::config::USER_CONFIG_FILE).display()
+            brain.home().join(brain_api::config::USER_CONFIG_FILE).display()
         );
     }
     Ok(())

@@ -10,8 +10,8 @@ use brain_core::Timestamp;
 use brain_store::TokenRecord;
 use serde::Serialize;
 
-use brain_api::app::Brain;
-use brain_api::error::{BrainError, BrainResult};
+use crate::app::Brain;
+use crate::error::{BrainError, BrainResult};
 
 /// Random bytes of a secret (256 bits).
 const SECRET_BYTES: usize = 32;
@@ -79,7 +79,7 @@ pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> B
             "give --read and/or --write scopes, e.g. --read 'project/*' --write project/api",
         ));
     }
-    super::auth::check_grants(name, read, write).map_err(|err| BrainError::User {
+    crate::policy::check_grants(name, read, write).map_err(|err| BrainError::User {
         message: err.to_string().replacen("[[serve.tokens]] ", "token ", 1),
         hint: err.hint().map(str::to_string),
     })?;
@@ -88,13 +88,13 @@ pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> B
     let secret = format!("{SECRET_PREFIX}{}", hex::encode(bytes));
     let record = TokenRecord {
         name: name.to_string(),
-        sha256: super::auth::secret_digest(&secret),
+        sha256: secret_digest(&secret),
         read: read.to_vec(),
         write: write.to_vec(),
         created_at: brain.now,
         revoked_at: None,
     };
-    brain.store().write(|tx| tx.insert_token(&record)).map_err(|err| match err {
+    brain.store.write(|tx| tx.insert_token(&record)).map_err(|err| match err {
         brain_store::StoreError::AlreadyExists { .. } => BrainError::user_with_hint(
             format!("a token named {name:?} already exists"),
             "pick another name, or revoke it first (`brain token revoke NAME`) — names stay taken after revoking",
@@ -104,9 +104,15 @@ pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> B
     Ok(CreatedToken { secret, token: TokenView::of(&record) })
 }
 
+/// Every stored token as the store keeps it (digests, not secrets), revoked ones too: what
+/// a server checks requests against.
+pub fn stored(brain: &Brain) -> BrainResult<Vec<TokenRecord>> {
+    Ok(brain.store.tokens()?)
+}
+
 /// Every stored token, revoked ones too.
 pub fn list(brain: &Brain) -> BrainResult<Vec<TokenView>> {
-    Ok(brain.store().tokens()?.iter().map(TokenView::of).collect())
+    Ok(brain.store.tokens()?.iter().map(TokenView::of).collect())
 }
 
 /// What `brain token reopen` did: how many revoked tokens it forgot.
@@ -120,20 +126,15 @@ pub struct Reopened {
 /// stored token is active: the store still requires it. Servers already running keep
 /// requiring tokens until they restart.
 pub fn reopen(brain: &Brain) -> BrainResult<Reopened> {
-    let active: Vec<String> = brain
-        .store()
-        .tokens()?
-        .into_iter()
-        .filter(|token| token.revoked_at.is_none())
-        .map(|token| token.name)
-        .collect();
+    let active: Vec<String> =
+        brain.store.tokens()?.into_iter().filter(|token| token.revoked_at.is_none()).map(|token| token.name).collect();
     if let Some(name) = active.first() {
         return Err(BrainError::user_with_hint(
             format!("token {name:?} is still active ({} active in all); nothing was forgotten", active.len()),
             format!("revoke every active token first (`brain token revoke {name}`), then reopen"),
         ));
     }
-    let forgotten = brain.store().write(|tx| tx.forget_revoked_tokens())?;
+    let forgotten = brain.store.write(|tx| tx.forget_revoked_tokens())?;
     Ok(Reopened { forgotten })
 }
 
@@ -141,8 +142,8 @@ pub fn reopen(brain: &Brain) -> BrainResult<Reopened> {
 pub fn revoke(brain: &Brain, name: &str) -> BrainResult<TokenView> {
     check_name(name)?;
     let now = brain.now;
-    if !brain.store().write(|tx| tx.revoke_token(name, now))? {
-        let exists = brain.store().tokens()?.into_iter().any(|token| token.name == name);
+    if !brain.store.write(|tx| tx.revoke_token(name, now))? {
+        let exists = brain.store.tokens()?.into_iter().any(|token| token.name == name);
         return Err(if exists {
             BrainError::user(format!("token {name:?} is already revoked"))
         } else {
@@ -156,4 +157,10 @@ pub fn revoke(brain: &Brain, name: &str) -> BrainResult<TokenView> {
         .into_iter()
         .find(|token| token.name == name)
         .ok_or_else(|| BrainError::internal("the revoked token vanished"))
+}
+/// The stored form of a token's secret: its SHA-256, in hex (the secret itself is shown once
+/// and never stored).
+pub fn secret_digest(secret: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(secret.as_bytes()))
 }
