@@ -3,7 +3,7 @@
 A corpus is a list of homes (each imported into its own brain home, so word statistics are
 those of one user's memory). A home is a dict:
     name     str
-    items    [{key, title, content, tags, files, kind, created_at}]
+    items    [{key, title, content, tags, files, kind, created_at, source (optional)}]
     queries  [{query, relevant: set of item keys, category}]
     now      RFC 3339 instant after every item (passed as --now)
 """
@@ -77,6 +77,9 @@ def load_realtalk(directory):
                         "files": [],
                         "kind": "note",
                         "created_at": created,
+                        # The day's chat is one session, as a captured transcript's items
+                        # name theirs (`transcript:<session>`): its turns are neighbours.
+                        "source": f"transcript:{os.path.splitext(os.path.basename(path))[0]}/{session}",
                     }
                 )
         queries = []

@@ -147,6 +147,7 @@ def import_home(binary, home_dir, home, home_index):
                     "status": "approved",
                     "created_at": item["created_at"],
                     "updated_at": item["created_at"],
+                    **({"source": item["source"]} if item.get("source") else {}),
                 }
             )
         )

@@ -1,9 +1,13 @@
 //! Search as every surface sees it (`brain search`, MCP `brain_search`, the HTTP API and the
-//! dashboard, session-start recall, `brain_context_pack`, the agent profile's memories): the
-//! store's candidates ranked by `brain_core::search`, each hit with a `why`.
+//! dashboard, session-start recall and the prompt hook's task recall, `brain_context_pack`,
+//! the agent profile's memories), on every backend: the store's candidates ranked by
+//! `brain_core::search`, the best matches lending their neighbours part of their score, each
+//! hit with a `why`.
 
 use brain_core::Item;
-use brain_core::search::{CandidateRequest, Query, Ranked, Ranking};
+use brain_core::search::{
+    Anchor, CandidateRequest, NEIGHBOUR_ANCHORS, NEIGHBOUR_REACH, Query, Ranked, Ranking, is_context_source, lend,
+};
 use brain_store::{ItemFilter, Store};
 
 use crate::error::{BrainError, BrainResult};
@@ -20,10 +24,14 @@ pub const MIN_CANDIDATES: usize = 50;
 #[derive(Clone, Debug)]
 pub struct Hit {
     pub item: Item,
-    /// See `brain_core::search::Ranked::score`: `[0, 1.25)`, comparable within one query.
+    /// See `brain_core::search::Ranked::score`, plus what a neighbour lent: comparable within
+    /// one query only.
     pub score: f64,
     /// Which words matched where (and a matching date): "matched: retry (title), jitter (content)".
     pub why: String,
+    /// It matched only generic words or schema keys (`brain_core::search::Ranked::generic_only`)
+    /// and no neighbour lent it anything: session start leaves it out.
+    pub generic_only: bool,
 }
 
 /// Parses a query, refusing one with no words.
@@ -39,19 +47,61 @@ pub fn parse(text: &str) -> BrainResult<Query> {
     Ok(query)
 }
 
-/// The best `needed` items of `filter` for `query`, best first.
+/// The best `needed` items of `filter` for `query`, best first: the candidates ranked, then
+/// the neighbours of the best [`NEIGHBOUR_ANCHORS`] matches (same session, capture or arc,
+/// adjacent in time) lent part of their score (`brain_core::search::lend`), within the same
+/// filter. The anchors do not depend on `needed`, so every page of a query ranks alike.
 pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize) -> BrainResult<Vec<Hit>> {
     let words = query.words();
     let limit = needed.saturating_mul(2).max(MIN_CANDIDATES);
     let candidates = store.candidates(&CandidateRequest { words: &words, limit }, filter)?;
     let ranked = brain_core::search::rank(query, &candidates, &Ranking::default());
-    let mut slots: Vec<Option<Item>> = candidates.items.into_iter().map(Some).collect();
-    Ok(ranked
+    let lenders: Vec<&Ranked> = ranked
+        .iter()
+        .filter(|hit| !hit.generic_only && hit.score > 0.0)
+        .filter(|hit| is_context_source(&candidates.items[hit.index].source))
+        .take(NEIGHBOUR_ANCHORS)
+        .collect();
+    let neighbours = if lenders.is_empty() {
+        Vec::new()
+    } else {
+        let anchors: Vec<Anchor<'_>> = lenders.iter().map(|hit| Anchor::of(&candidates.items[hit.index])).collect();
+        let known: std::collections::HashSet<&str> = candidates.items.iter().map(|item| item.id.as_str()).collect();
+        let mut found = store.neighbours(&anchors, NEIGHBOUR_REACH, filter)?;
+        found.retain(|item| !known.contains(item.id.as_str()));
+        found
+    };
+    // The pool: the candidates, then the neighbours that were not candidates.
+    let pool: Vec<&Item> = candidates.items.iter().chain(&neighbours).collect();
+    let lent = lend(&pool, &lenders.iter().map(|hit| (hit.index, hit.score)).collect::<Vec<_>>());
+    let mut scored: Vec<(f64, usize, Option<&Ranked>)> = ranked
+        .iter()
+        .map(|hit| (hit.score + lent[hit.index].map_or(0.0, |lent| lent.score), hit.index, Some(hit)))
+        .collect();
+    for (index, lent) in lent.iter().enumerate() {
+        if let Some(lent) = lent
+            && !ranked.iter().any(|hit| hit.index == index)
+        {
+            scored.push((lent.score, index, None));
+        }
+    }
+    // Ties keep the ranking's order; a lent-only item comes after the direct matches.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.is_some().cmp(&a.2.is_some())).then(a.1.cmp(&b.1)));
+    Ok(scored
         .into_iter()
         .take(needed)
-        .filter_map(|hit| {
-            let why = explain(query, &hit);
-            slots[hit.index].take().map(|item| Hit { item, score: hit.score, why })
+        .map(|(score, index, direct)| {
+            let lent = lent[index];
+            let mut parts: Vec<String> = Vec::new();
+            if let Some(hit) = direct {
+                parts.push(explain(query, hit));
+            }
+            if let Some(lent) = lent {
+                parts.push(format!("next to a match ({})", pool[lent.from].id));
+            }
+            let why = parts.into_iter().filter(|part| !part.is_empty()).collect::<Vec<_>>().join("; ");
+            let generic_only = lent.is_none() && direct.is_some_and(|hit| hit.generic_only);
+            Hit { item: pool[index].clone(), score, why, generic_only }
         })
         .collect())
 }
@@ -74,6 +124,9 @@ pub fn explain(query: &Query, hit: &Ranked) -> String {
     }
     if hit.asks {
         parts.push("it only asks, so it ranks a step lower".into());
+    }
+    if hit.generic_only {
+        parts.push("only generic words matched, so it ranks low".into());
     }
     if query.stopwords_only {
         parts.push("the query had only common words, so every word was searched for".into());
@@ -180,7 +233,7 @@ pub fn search(
                     Some(why) => format!("{note}; {why}"),
                     None => note,
                 };
-                Hit { item, score: f64::from(similarity), why }
+                Hit { item, score: f64::from(similarity), why, generic_only: false }
             })
             .collect());
     }
@@ -198,7 +251,7 @@ pub fn search(
                 *score += share;
                 hit.why = format!("{}; {note}", hit.why);
             }
-            None => fused.push((share, Hit { item, score: 0.0, why: note })),
+            None => fused.push((share, Hit { item, score: 0.0, why: note, generic_only: false })),
         }
     }
     let best = (lexical_weight + semantic_weight) / (k + 1.0);

@@ -299,7 +299,13 @@ impl Brain {
                 .map(|item| (item, 0.0, String::new()))
                 .collect());
         }
-        let hits = crate::search::lexical(&self.store, &parsed, &candidate_filter, RECALL_CANDIDATES)?;
+        // An item matched only by the task's generic words ("fix", "bug") or a schema key is
+        // noise in a session's budget: fewer items are better than those.
+        let hits: Vec<crate::search::Hit> =
+            crate::search::lexical(&self.store, &parsed, &candidate_filter, RECALL_CANDIDATES)?
+                .into_iter()
+                .filter(|hit| !hit.generic_only)
+                .collect();
         let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
         Ok(hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect())
     }

@@ -163,6 +163,18 @@ impl Store {
         dispatch!(self, store => store.candidates(request, filter))
     }
 
+    /// The items of `filter` written next to each anchor in its source: up to `reach`
+    /// before and after it in `(created_at, id)` order, each item once (the backend's half
+    /// of `brain_core::search::lend`).
+    pub fn neighbours(
+        &self,
+        anchors: &[brain_core::search::Anchor<'_>],
+        reach: usize,
+        filter: &ItemFilter,
+    ) -> StoreResult<Vec<Item>> {
+        dispatch!(self, store => store.neighbours(anchors, reach, filter))
+    }
+
     /// Up to `limit` items with no vector of `model`, oldest first.
     pub fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
         dispatch!(self, store => store.vector_backlog(model, limit))

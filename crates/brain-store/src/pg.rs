@@ -48,6 +48,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0007_fleet.sql"),
     include_str!("migrations/postgres/0008_vault_state_bytes.sql"),
     include_str!("migrations/postgres/0009_kind_index.sql"),
+    include_str!("migrations/postgres/0010_source_index.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.
@@ -471,6 +472,45 @@ impl PgStore {
         let page = rows::page_sql(filter, &mut params);
         let sql = format!("SELECT {COLUMNS} FROM items{where_sql} ORDER BY updated_at DESC, id DESC{page}");
         self.rows(&sql, &params)?.iter().map(rows::row_to_item).collect()
+    }
+
+    /// The items of `filter` up to `reach` places before and after each anchor in its source,
+    /// in `(created_at, id)` order (see the SQLite backend): two ranges of
+    /// `items_by_source_created` per anchor.
+    pub(crate) fn neighbours(
+        &self,
+        anchors: &[brain_core::search::Anchor<'_>],
+        reach: usize,
+        filter: &ItemFilter,
+    ) -> StoreResult<Vec<Item>> {
+        let filter = ItemFilter { limit: None, offset: 0, ..filter.clone() };
+        let mut items: Vec<Item> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (comparison, order) in [("<", "DESC"), (">", "ASC")] {
+            for anchor in anchors.iter().filter(|_| reach > 0) {
+                let mut params: Params = Vec::new();
+                let where_sql = rows::filter_sql(&filter, &mut params);
+                let joiner = if where_sql.is_empty() { " WHERE" } else { " AND" };
+                let first = params.len() + 1;
+                params.push(Box::new(anchor.source.to_string()));
+                params.push(Box::new(rows::whole_seconds(anchor.created_at)));
+                params.push(Box::new(anchor.id.to_string()));
+                params.push(Box::new(i64::try_from(reach).unwrap_or(i64::MAX)));
+                let (source, created, id, limit) = (first, first + 1, first + 2, first + 3);
+                let sql = format!(
+                    "SELECT {COLUMNS} FROM items{where_sql}{joiner} source = ${source} \
+                     AND (created_at, id) {comparison} (${created}, ${id}) \
+                     ORDER BY created_at {order}, id {order} LIMIT ${limit}"
+                );
+                for row in self.rows(&sql, &params)? {
+                    let item = rows::row_to_item(&row)?;
+                    if seen.insert(item.id.clone()) {
+                        items.push(item);
+                    }
+                }
+            }
+        }
+        Ok(items)
     }
 
     pub(crate) fn count(&self, filter: &ItemFilter) -> StoreResult<u64> {

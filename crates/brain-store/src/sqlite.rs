@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0009_vector_epoch.sql"),
     include_str!("migrations/sqlite/0010_vault_state_bytes.sql"),
     include_str!("migrations/sqlite/0011_kind_index.sql"),
+    include_str!("migrations/sqlite/0012_source_index.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.
@@ -280,6 +281,55 @@ impl SqliteStore {
         let mut items = Vec::new();
         while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
             items.push(row_to_item(row, 0, &self.path)?);
+        }
+        Ok(items)
+    }
+
+    /// The items of `filter` up to `reach` places before and after each anchor in its source,
+    /// in `(created_at, id)` order: two ranges of `items_by_source_created` per anchor. Each
+    /// item once, anchors only as another anchor's neighbour.
+    pub(crate) fn neighbours(
+        &self,
+        anchors: &[brain_core::search::Anchor<'_>],
+        reach: usize,
+        filter: &ItemFilter,
+    ) -> StoreResult<Vec<Item>> {
+        if anchors.is_empty() || reach == 0 {
+            return Ok(Vec::new());
+        }
+        let filter = ItemFilter { limit: None, offset: 0, ..filter.clone() };
+        let (where_sql, filter_values) = filter_sql(&filter, "");
+        let joiner = if where_sql.is_empty() { " WHERE" } else { " AND" };
+        let side = |comparison: &str, order: &str| {
+            format!(
+                "SELECT {COLUMNS} FROM items{where_sql}{joiner} source = ? \
+                 AND (created_at {comparison} ? OR (created_at = ? AND id {comparison} ?)) \
+                 ORDER BY created_at {order}, id {order} LIMIT ?"
+            )
+        };
+        let connection = self.lock();
+        let mut items: Vec<Item> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for sql in [side("<", "DESC"), side(">", "ASC")] {
+            let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+            for anchor in anchors {
+                let created = format_timestamp(anchor.created_at);
+                let mut values = filter_values.clone();
+                values.extend([
+                    Value::Text(anchor.source.to_string()),
+                    Value::Text(created.clone()),
+                    Value::Text(created),
+                    Value::Text(anchor.id.to_string()),
+                    Value::Integer(i64::try_from(reach).unwrap_or(i64::MAX)),
+                ]);
+                let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
+                while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
+                    let item = row_to_item(row, 0, &self.path)?;
+                    if seen.insert(item.id.clone()) {
+                        items.push(item);
+                    }
+                }
+            }
         }
         Ok(items)
     }

@@ -186,6 +186,20 @@ pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
+/// Stems of the words a coding task names whatever its subject ("fix the webhook signature
+/// bug", "add a test for the parser"): in a coding memory they are nearly stopwords, yet a
+/// small store's IDF cannot tell (three items saying "fix" make it look rare). Sorted, for a
+/// binary search; Snowball stems, so every form of a word shares its entry (Snowball stems
+/// "added" and "adding" to "ad", which makes "ads" weak too: a small price).
+const TASK_STEMS: &[&str] =
+    &["ad", "add", "bug", "chang", "debug", "error", "fix", "implement", "issu", "problem", "test", "updat"];
+
+/// Whether a stem is a generic task word (see [`TASK_STEMS`]): such a term counts for
+/// little in a query that has a subject.
+pub fn is_task_word(stem: &str) -> bool {
+    TASK_STEMS.binary_search(&stem).is_ok()
+}
+
 /// The lowercased words of `text`, in order.
 pub fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()).map(|word| {

@@ -23,16 +23,28 @@
 //!    a date the query names. IDF is `ln(1 + (N − df + 0.5)/(df + 0.5))`: never negative,
 //!    never floored to zero (FTS5's own `bm25()` gives a word in more than half of a small
 //!    store no weight at all, so a 2-item store ranked on nothing).
+//!    A query's weak terms — generic task words ("fix", "bug", "add": [`is_task_word`]) and
+//!    words most of the store shares — weigh 0.3 of their IDF unless they are all the
+//!    query has, and a term found only in an item's schema key (`root/bugs`) a quarter of
+//!    its weight; an item matching nothing else is [`Ranked::generic_only`], which session
+//!    start leaves out.
 //! 4. [`Ranked::matched`] says which terms matched in which fields: the `why` every
 //!    surface shows.
+//! 5. [`lend`]: the items written next to a match (same session, capture or arc, adjacent in
+//!    time; the store finds them from [`Anchor`]s) share part of its score, bounded below it
+//!    (module `neighbours`).
 //!
 //! The weights ([`Ranking::default`]) were chosen on the retrieval benchmark
 //! (`bench/retrieval/`, figures in `docs/BENCHMARKS.md`).
 
 mod analyze;
+mod neighbours;
 mod rank;
 
-pub use analyze::{DateSpec, MAX_QUERY_BYTES, MAX_QUERY_TERMS, Stemmer, is_stopword, words};
+pub use analyze::{DateSpec, MAX_QUERY_BYTES, MAX_QUERY_TERMS, Stemmer, is_stopword, is_task_word, words};
+pub use neighbours::{
+    Anchor, Lent, NEIGHBOUR_ANCHORS, NEIGHBOUR_GAP_SECONDS, NEIGHBOUR_REACH, NEIGHBOUR_SHARES, is_context_source, lend,
+};
 pub use rank::{Fields, Ranked, Ranking, TermMatch, rank};
 
 use crate::Item;

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::{Candidates, DateSpec, Query, Stemmer, words};
+use super::{Candidates, DateSpec, Query, Stemmer, is_task_word, words};
 use crate::Item;
 
 /// The fields of an item that search reads, as a small bit set.
@@ -55,13 +55,31 @@ pub struct Ranking {
     /// Coverage is rounded down to steps of this size before BM25 breaks ties (1.0: BM25
     /// alone ranks; small: coverage decides almost everything).
     pub coverage_step: f64,
-    /// What a matching date is worth, as a share of the query's total IDF.
+    /// What a matching date is worth, as a share of the query's total weight.
     pub date_weight: f64,
+    /// A weak term's weight, as a share of its IDF: a generic task word ([`is_task_word`]) or
+    /// a word more than [`Ranking::common_share`] of the store contains, in a query that
+    /// has other terms. Such words say what is to be done, not what about.
+    pub weak_weight: f64,
+    /// A term in more than this share of the store's items is weak.
+    pub common_share: f64,
+    /// What a term matched in the schema key alone is worth, as a share of its weight: a
+    /// kind's default key (`root/bugs`) says nothing of an item's subject.
+    pub schema_key_share: f64,
 }
 
 impl Default for Ranking {
     fn default() -> Ranking {
-        Ranking { k1: 0.8, b: 0.5, weights: [1.5, 1.0, 1.5, 1.0, 1.0], coverage_step: 0.25, date_weight: 0.5 }
+        Ranking {
+            k1: 0.8,
+            b: 0.5,
+            weights: [1.5, 1.0, 1.5, 1.0, 0.5],
+            coverage_step: 0.25,
+            date_weight: 0.5,
+            weak_weight: 0.3,
+            common_share: 0.5,
+            schema_key_share: 0.25,
+        }
     }
 }
 
@@ -82,7 +100,9 @@ pub struct Ranked {
     /// asks) plus the step times the candidate's BM25F share: in `[-step, 1 + step)`,
     /// higher is better, comparable within one query.
     pub score: f64,
-    /// The share of the query's IDF this candidate matches (dates included), `0..=1`.
+    /// The share of the query's weight this candidate matches (dates included), `0..=1`: a
+    /// term weighs its IDF, a weak term a share of it, a match in the schema key alone a
+    /// share of that (see [`Ranking`]).
     pub coverage: f64,
     /// The BM25F score.
     pub bm25: f64,
@@ -92,6 +112,10 @@ pub struct Ranked {
     pub on_date: Option<DateSpec>,
     /// Its content only asks (see [`only_asks`]): ranked one coverage step lower.
     pub asks: bool,
+    /// It matched only weak terms (see [`Ranking::weak_weight`]) or only in its schema key:
+    /// nothing of the query's subject. Session start leaves such an item out; search ranks
+    /// it below every item that matched as much of the subject.
+    pub generic_only: bool,
 }
 
 /// Whether a text only asks: it has a sentence and every sentence ends with `?`. A memory
@@ -200,13 +224,30 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             (1.0 + (documents - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
-    let total_idf: f64 = idf.iter().sum::<f64>().max(f64::MIN_POSITIVE);
-    let date_worth = if query.dates.is_empty() { 0.0 } else { ranking.date_weight * total_idf };
+    // Weak terms weigh a share of their IDF, unless they are all the query has ("fix the
+    // bug" is about fixing a bug). A term no item contains is the subject the store lacks.
+    let documents = statistics.documents as f64;
+    let weak_candidate: Vec<bool> = query
+        .terms
+        .iter()
+        .enumerate()
+        .map(|(term, query_term)| {
+            let df = statistics.document_frequency.get(term).copied().unwrap_or(0) as f64;
+            is_task_word(&query_term.stem) || (documents > 0.0 && df > ranking.common_share * documents)
+        })
+        .collect();
+    let all_weak = weak_candidate.iter().all(|&weak| weak);
+    let weak: Vec<bool> = weak_candidate.iter().map(|&weak| weak && !all_weak).collect();
+    let weight: Vec<f64> =
+        idf.iter().zip(&weak).map(|(&idf, &weak)| if weak { idf * ranking.weak_weight } else { idf }).collect();
+    let total_weight: f64 = weight.iter().sum::<f64>().max(f64::MIN_POSITIVE);
+    let date_worth = if query.dates.is_empty() { 0.0 } else { ranking.date_weight * total_weight };
     let mut ranked: Vec<Ranked> = Vec::new();
     for (index, (item, entry)) in candidates.items.iter().zip(&analysed).enumerate() {
         let mut matched = Vec::new();
-        let mut matched_idf = 0.0;
+        let mut matched_weight = 0.0;
         let mut bm25 = 0.0;
+        let mut subject = false;
         for (term, counts) in entry.frequencies.iter().enumerate() {
             let mut fields = Fields::default();
             let mut weighted = 0.0;
@@ -221,8 +262,11 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             if fields.is_empty() {
                 continue;
             }
-            matched_idf += idf[term];
-            bm25 += idf[term] * weighted * (ranking.k1 + 1.0) / (weighted + ranking.k1);
+            let schema_key_only = fields == Fields::SCHEMA_KEY;
+            let share = if schema_key_only { ranking.schema_key_share } else { 1.0 };
+            subject |= !schema_key_only && !weak[term];
+            matched_weight += weight[term] * share;
+            bm25 += weight[term] * share * weighted * (ranking.k1 + 1.0) / (weighted + ranking.k1);
             matched.push(TermMatch { term, fields });
         }
         let day = item.created_at.to_zoned(jiff::tz::TimeZone::UTC).date();
@@ -231,16 +275,17 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             continue;
         }
         let date_share = if on_date.is_some() { date_worth } else { 0.0 };
-        let coverage = ((matched_idf + date_share) / (total_idf + date_worth)).clamp(0.0, 1.0);
+        let coverage = ((matched_weight + date_share) / (total_weight + date_worth)).clamp(0.0, 1.0);
         let step = ranking.coverage_step.clamp(1e-6, 1.0);
         let mut tier = (coverage / step + 1e-9).floor() * step;
         let asks = only_asks(&item.content);
         if asks && step < 1.0 {
             tier -= step;
         }
-        let bm25_share = bm25 / (bm25 + total_idf);
+        let bm25_share = bm25 / (bm25 + total_weight);
         let score = if step >= 1.0 { bm25_share } else { tier + step * bm25_share };
-        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date, asks });
+        let generic_only = !subject && on_date.is_none();
+        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date, asks, generic_only });
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     ranked
@@ -353,6 +398,97 @@ mod tests {
         assert!(!only_asks("What type of plans do you have"));
         assert!(!only_asks("Why does the pool deadlock? Because it is too small."));
         assert!(!only_asks(""));
+    }
+
+    fn with_key(mut item: Item, schema_key: &str) -> Item {
+        item.schema_key = schema_key.into();
+        item
+    }
+
+    #[test]
+    fn the_subject_outranks_generic_task_words() {
+        // The README's demo: "fix" and "bug" are in as few items as "webhook", yet an item
+        // matching only them (or "bug" only as its kind's schema key) is about something else.
+        let query = Query::parse("fix the webhook signature bug");
+        let candidates = Candidates {
+            items: vec![
+                with_key(item("Pagination skipped a row", "Keyset pagination fixed; the bug is gone"), "root/bugs"),
+                with_key(item("Refresh token reuse", "Two tabs log the user out"), "root/bugs"),
+                with_key(item("Webhook delivery worker", "retries failed webhook deliveries"), "root/implementation"),
+            ],
+            statistics: TermStatistics { documents: 33, document_frequency: vec![2, 2, 1, 3] },
+        };
+        let ranked = rank(&query, &candidates, &Ranking::default());
+        let order: Vec<(&str, bool)> =
+            ranked.iter().map(|hit| (candidates.items[hit.index].title.as_str(), hit.generic_only)).collect();
+        assert_eq!(
+            order,
+            [("Webhook delivery worker", false), ("Pagination skipped a row", true), ("Refresh token reuse", true)]
+        );
+        // "webhook" alone is more of the query than "fix" and "bug" together.
+        assert!(ranked[0].coverage > 0.25 && ranked[1].coverage < 0.25, "{ranked:?}");
+    }
+
+    #[test]
+    fn generic_words_rank_when_they_are_all_the_query_has() {
+        let query = Query::parse("fix the bug");
+        let candidates = Candidates {
+            items: vec![
+                with_key(item("Deploys", "on Fridays"), "root/notes"),
+                with_key(item("Parser bug", "fixed by escaping quotes"), "root/notes"),
+            ],
+            statistics: TermStatistics { documents: 33, document_frequency: vec![2, 2] },
+        };
+        let ranked = rank(&query, &candidates, &Ranking::default());
+        assert_eq!(ranked.len(), 1);
+        assert!(!ranked[0].generic_only);
+        assert!((ranked[0].coverage - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_word_most_of_the_store_shares_weighs_little() {
+        // "kate" is in 60 of 100 items: "pottery" alone is more of the query than "kate" and
+        // "class" together (by IDF alone it is less).
+        let order = ranked(
+            "kate pottery class",
+            vec![item("Kate's class", "Kate: the class starts at six"), item("Pottery", "Emi: pottery on Sunday")],
+            100,
+            &[60, 30, 40],
+        );
+        assert_eq!(order[0].0, "Pottery");
+    }
+
+    #[test]
+    fn a_match_in_the_schema_key_alone_is_no_subject() {
+        let query = Query::parse("tenancy migrations");
+        let candidates = Candidates {
+            items: vec![
+                with_key(item("Row-level security", "policies per table"), "root/architecture/tenancy"),
+                with_key(item("Tenancy", "every table carries tenant_id"), "root/notes"),
+            ],
+            statistics: TermStatistics { documents: 33, document_frequency: vec![2, 9] },
+        };
+        let ranked = rank(&query, &candidates, &Ranking::default());
+        let order: Vec<(&str, bool)> =
+            ranked.iter().map(|hit| (candidates.items[hit.index].title.as_str(), hit.generic_only)).collect();
+        assert_eq!(order, [("Tenancy", false), ("Row-level security", true)]);
+    }
+
+    #[test]
+    fn task_words_are_known_in_every_form() {
+        let stemmer = Stemmer::default();
+        let words = "fix fixed fixes fixing bug bugs add added adds adding error errors issue issues implement \
+                     implemented implementing test tests testing update updated updates change changed changes \
+                     problem problems debug debugging";
+        let missing: Vec<String> = words
+            .split_whitespace()
+            .filter(|word| !is_task_word(&stemmer.stem(word)))
+            .map(|word| format!("{word} -> {}", stemmer.stem(word)))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}");
+        for word in ["webhook", "signature", "pottery", "tenancy"] {
+            assert!(!is_task_word(&stemmer.stem(word)), "{word}");
+        }
     }
 
     #[test]

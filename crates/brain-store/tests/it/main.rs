@@ -332,6 +332,47 @@ fn filters_that_reject_most_candidates_still_return_the_true_top() {
 }
 
 #[test]
+fn neighbours_are_the_items_written_either_side_of_an_anchor_in_its_source_within_the_filter() {
+    let f = fixture();
+    let minute = |n: i64| jiff::Timestamp::from_second(1_700_000_000 + n * 60).unwrap();
+    let in_source = |n: u64, source: &str, at: i64| {
+        let mut it = item(n, &format!("turn {n}"), "text");
+        it.source = source.into();
+        it.created_at = minute(at);
+        it
+    };
+    let turns: Vec<Item> = (0..6).map(|n| in_source(10 + n, "transcript:s1", n as i64)).collect();
+    // Written in the same second as turn 2, with a larger id: after it in the source's order.
+    let tie = in_source(20, "transcript:s1", 2);
+    let other_session = in_source(21, "transcript:s2", 2);
+    let mut other_scope = in_source(22, "transcript:s1", 1);
+    other_scope.scope = Scope::Project("elsewhere".into());
+    for it in turns.iter().chain([&tie, &other_session, &other_scope]) {
+        f.store.insert(it).unwrap();
+    }
+    let filter = ItemFilter { scopes: Some(vec![Scope::Project("demo".into())]), ..ItemFilter::default() };
+    let ids = |anchors: &[&Item], reach: usize| -> Vec<String> {
+        let anchors: Vec<brain_core::search::Anchor<'_>> =
+            anchors.iter().map(|it| brain_core::search::Anchor::of(it)).collect();
+        let mut ids: Vec<String> =
+            f.store.neighbours(&anchors, reach, &filter).unwrap().into_iter().map(|it| it.id).collect();
+        ids.sort();
+        ids
+    };
+    let expected = |items: &[&Item]| -> Vec<String> {
+        let mut ids: Vec<String> = items.iter().map(|it| it.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&[&turns[2]], 2), expected(&[&turns[0], &turns[1], &tie, &turns[3]]));
+    // Two anchors: each item once, and an anchor as the other's neighbour.
+    assert_eq!(ids(&[&turns[0], &turns[1]], 1), expected(&[&turns[0], &turns[1], &turns[2]]));
+    assert_eq!(ids(&[&turns[5]], 1), expected(&[&turns[4]]));
+    assert!(ids(&[&turns[2]], 0).is_empty());
+    assert!(ids(&[], 2).is_empty());
+}
+
+#[test]
 fn a_page_over_several_scopes_is_the_newest_items_of_all_of_them() {
     let f = fixture();
     let mut items = Vec::new();

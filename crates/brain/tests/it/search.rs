@@ -106,3 +106,87 @@ fn mcp_search_and_context_pack_use_the_ranking() {
     let answer = pack.find(ANSWER).expect(&pack);
     assert!(answer < pack.find("When did you get there").unwrap_or(usize::MAX), "{pack}");
 }
+
+/// A chat captured as two sessions: in the first, a question is asked in one turn and
+/// answered in the next, which shares no word with a question about it.
+fn chat_env() -> (Env, &'static str, &'static str) {
+    let env = Env::new();
+    let asked = "mem_01JDNB00000000000000000001";
+    let answered = "mem_01JDNB00000000000000000002";
+    let turns = [
+        (asked, "transcript:chat-1", "20T18:00", "Emi: Congrats on the promotion! What's the backstory?"),
+        (answered, "transcript:chat-1", "20T18:01", "Thanks! My manager left in March and I took over the team."),
+        // The session resumed the next morning: another conversation.
+        ("mem_01JDNB00000000000000000003", "transcript:chat-1", "21T08:00", "Emi: Dinner at eight then."),
+        ("mem_01JDNB00000000000000000004", "transcript:chat-2", "20T18:02", "Kate: Hiking on Saturday?"),
+        ("mem_01JDNB00000000000000000005", "cli", "20T18:00", "The store runs a promotion on shoes this week."),
+    ];
+    let lines: Vec<String> = turns
+        .iter()
+        .map(|(id, source, time, text)| {
+            serde_json::json!({
+                "id": id, "kind": "note", "scope": "project/demo", "source": source,
+                "title": text.split_once(['!', '.', '?']).map_or(*text, |(first, _)| first),
+                "content": text, "created_at": format!("2026-11-{time}:00Z"),
+                "updated_at": format!("2026-11-{time}:00Z"),
+            })
+            .to_string()
+        })
+        .collect();
+    let path = env.dir.path().join("chat.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    env.brain().args(["import", path.to_str().unwrap()]).assert().success();
+    (env, asked, answered)
+}
+
+#[test]
+fn the_turn_next_to_a_match_is_found_below_it_and_says_so() {
+    let (env, asked, answered) = chat_env();
+    let page = env.json(&["search", "What is the backstory of the promotion?"]);
+    let results = page["results"].as_array().unwrap();
+    let score = |id: &str| {
+        let hit = results.iter().find(|hit| hit["id"] == id).unwrap_or_else(|| panic!("{id} not found: {page}"));
+        (hit["score"].as_f64().unwrap(), hit["why"].as_str().unwrap().to_string())
+    };
+    let (asked_score, _) = score(asked);
+    let (answered_score, why) = score(answered);
+    assert_eq!(why, format!("next to a match ({asked})"), "{page}");
+    // Lent part of the match's score, never more than it.
+    assert!(answered_score > 0.0 && answered_score < asked_score, "{page}");
+    // Neither the turn of the next morning (two places away) nor another session's turn nor
+    // an item of a channel source is lent anything.
+    for hit in results {
+        let lent = hit["why"].as_str().unwrap().contains("next to a match");
+        assert_eq!(lent, hit["id"] == answered, "{page}");
+    }
+}
+
+#[test]
+fn session_start_recalls_the_turn_next_to_a_match_within_its_budget() {
+    let (env, _, answered) = chat_env();
+    for max_chars in ["9500", "400"] {
+        let start =
+            env.json(&["session-start", "--task", "What is the backstory of the promotion?", "--max-chars", max_chars]);
+        assert!(start["budget"]["used"].as_u64().unwrap() <= start["budget"]["cap"].as_u64().unwrap(), "{start}");
+        let recalled: Vec<&str> =
+            start["context_recall"].as_array().unwrap().iter().map(|hit| hit["id"].as_str().unwrap()).collect();
+        if max_chars == "9500" {
+            assert!(recalled.contains(&answered), "{start}");
+        }
+        let text = env
+            .brain()
+            .args([
+                "session-start",
+                "--format",
+                "text",
+                "--task",
+                "backstory of the promotion",
+                "--max-chars",
+                max_chars,
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        assert!(text.chars().count() <= max_chars.parse().unwrap(), "{text}");
+    }
+}

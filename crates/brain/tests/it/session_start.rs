@@ -48,6 +48,47 @@ fn session_start_returns_the_payload_within_budget_and_creates_config_json() {
 }
 
 #[test]
+fn the_demo_task_recalls_its_subject_first_and_nothing_for_its_task_words_alone() {
+    // The README's demo (`examples/demo.sh`), at its clock.
+    let env = demo_env();
+    let task = "fix the webhook signature bug";
+    let start = env.json(&["--now", "2026-11-21T10:00:00Z", "session-start", "--task", task]);
+    let recalled = start["context_recall"].as_array().unwrap();
+    let titles: Vec<&str> = recalled.iter().map(|hit| hit["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Webhook signatures fail for bodies with non-ASCII characters",
+            "Webhook delivery worker with exponential backoff"
+        ],
+        "{start}"
+    );
+    for hit in recalled {
+        assert!(hit["why"].as_str().unwrap().starts_with("matched: webhook"), "{start}");
+    }
+    // The text form the demo prints, in the same order.
+    let output = env
+        .brain()
+        .args(["--now", "2026-11-21T10:00:00Z", "session-start", "--format", "text", "--task", task])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let signatures = text.find("Webhook signatures fail").expect(&text);
+    let worker = text.find("Webhook delivery worker").expect(&text);
+    assert!(signatures < worker, "{text}");
+    // Search still finds what only the task words match, below the subject.
+    let page = env.json(&["search", task]);
+    let results = page["results"].as_array().unwrap();
+    assert_eq!(results[0]["title"], titles[0], "{page}");
+    assert_eq!(results[1]["title"], titles[1], "{page}");
+    let generic = results
+        .iter()
+        .find(|hit| !hit["why"].as_str().unwrap().contains("webhook"))
+        .unwrap_or_else(|| panic!("no item matched only the task words: {page}"));
+    assert!(generic["why"].as_str().unwrap().contains("only generic words matched"), "{page}");
+}
+
+#[test]
 fn recall_finds_the_item_a_task_is_about() {
     let env = demo_env();
     let cases = [
