@@ -61,8 +61,11 @@ pub struct Ranking {
     /// a word more than [`Ranking::common_share`] of the store contains, in a query that
     /// has other terms. Such words say what is to be done, not what about.
     pub weak_weight: f64,
-    /// A term in more than this share of the store's items is weak.
+    /// A term in more than this share of the store's items is weak, once the store holds
+    /// [`Ranking::common_min_items`]: a smaller store (a new user's first items share their
+    /// words) cannot tell a common word from its subject.
     pub common_share: f64,
+    pub common_min_items: u64,
     /// What a term matched in the schema key alone is worth, as a share of its weight: a
     /// kind's default key (`root/bugs`) says nothing of an item's subject.
     pub schema_key_share: f64,
@@ -78,6 +81,7 @@ impl Default for Ranking {
             date_weight: 0.5,
             weak_weight: 0.3,
             common_share: 0.5,
+            common_min_items: 20,
             schema_key_share: 0.25,
         }
     }
@@ -233,7 +237,8 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         .enumerate()
         .map(|(term, query_term)| {
             let df = statistics.document_frequency.get(term).copied().unwrap_or(0) as f64;
-            is_task_word(&query_term.stem) || (documents > 0.0 && df > ranking.common_share * documents)
+            let common = statistics.documents >= ranking.common_min_items && df > ranking.common_share * documents;
+            is_task_word(&query_term.stem) || common
         })
         .collect();
     let all_weak = weak_candidate.iter().all(|&weak| weak);

@@ -112,6 +112,18 @@ fn recall_finds_the_item_a_task_is_about() {
 }
 
 #[test]
+fn a_new_stores_first_item_is_recalled_by_its_subject() {
+    // One item: every word of it is in "most of the store", which says nothing yet of what
+    // is common; its subject still recalls it (the MCP SDK test found it dropped).
+    let env = crate::Env::new();
+    let id = env.remember(&["--title", "Use WAL mode for SQLite", "--content", "Readers never block the writer."]);
+    let start = env.json(&["session-start", "--topics", "sqlite", "--task", "tune storage"]);
+    let recalled: Vec<&str> =
+        start["context_recall"].as_array().unwrap().iter().map(|item| item["id"].as_str().unwrap()).collect();
+    assert_eq!(recalled, [id.as_str()], "{start}");
+}
+
+#[test]
 fn superseded_and_expired_items_stay_out_of_pins_and_recall() {
     let env = demo_env();
     let expired = env.remember(&["--title", "Expired pin", "--valid-until", "2026-01-01T00:00:00Z"]);
