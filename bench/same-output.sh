@@ -15,8 +15,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 NOW=2026-11-21T10:00:00Z
-python3 "$root/../shared/bench/gen_vault.py" vault --out "$work/vault-src" --n 200 --seed 7 >/dev/null 2>&1 \
-  || python3 "${GEN_VAULT:-/work/shared/bench/gen_vault.py}" vault --out "$work/vault-src" --n 200 --seed 7 >/dev/null
+gen_vault="${GEN_VAULT:-$root/../shared/bench/gen_vault.py}"
+python3 "$gen_vault" vault --out "$work/vault-src" --n 200 --seed 7 >/dev/null
 mask() { # masks time figures and the run's folder
   python3 -c '
 import re, sys
