@@ -24,4 +24,5 @@ pub mod signals;
 pub mod skills;
 pub mod status;
 pub mod tokens;
+pub mod usage;
 pub mod views;

@@ -41,8 +41,9 @@ pub struct SessionParts {
 }
 
 /// A recall candidate: the item, its relevance normalised to the best match (0 without a
-/// query) and what matched.
-pub type RecallCandidate = (Item, f64, String);
+/// query), what matched, and what learning from use makes of it for the query
+/// (`crate::usage`).
+pub type RecallCandidate = (Item, f64, String, brain_core::usage::Learned);
 
 /// The cached reads of one process, shared by its store connections.
 #[derive(Debug, Default)]
@@ -197,8 +198,11 @@ mod tests {
         let now = brain_core::Timestamp::from_second(1_700_000_000).unwrap();
         let item = brain_core::assemble::fixtures::generate_items(1, 7, now).remove(0);
         let read = |cache: &ReadCache, at: ReadStamp, query: &str, label: &str| {
-            let list =
-                cache.recall(at, "demo", query, || Ok::<_, ()>(vec![(item.clone(), 1.0, label.to_string())])).unwrap();
+            let list = cache
+                .recall(at, "demo", query, || {
+                    Ok::<_, ()>(vec![(item.clone(), 1.0, label.to_string(), brain_core::usage::Learned::NEUTRAL)])
+                })
+                .unwrap();
             list[0].2.clone()
         };
         assert_eq!(read(&cache, stamp(1, 0), "retry logic", "a"), "a");

@@ -192,18 +192,27 @@ impl Brain {
         // Signals reach a session start as signals (`parts.signals`: the active ones, in a
         // share of the budget of their own), never a second time as ordinary memories; a
         // resolved or stale one is history, not context.
-        let mut scored: Vec<(&Item, f64, &str)> = candidates
+        // What sessions did with an item moves its score (`crate::usage`): within bounds,
+        // and only for tasks like those it was given for.
+        let mut scored: Vec<(&Item, f64, &str, &brain_core::usage::Learned)> = candidates
             .iter()
-            .filter(|(item, _, _)| !item.pinned && item.kind != brain_core::Kind::Signal)
-            .map(|(item, relevance, matched)| {
-                (item, crate::recall::recall_score(item, *relevance, now), matched.as_str())
+            .filter(|(item, _, _, _)| !item.pinned && item.kind != brain_core::Kind::Signal)
+            .map(|(item, relevance, matched, learned)| {
+                (item, crate::recall::recall_score(item, *relevance, now) * learned.factor, matched.as_str(), learned)
             })
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id.cmp(&b.0.id)));
         scored.truncate(request.top.max(1));
         let recalled: Vec<Recalled<'_>> = scored
             .iter()
-            .map(|(item, score, matched)| Recalled { item, score: *score, why: crate::recall::why(item, matched, now) })
+            .map(|(item, score, matched, learned)| {
+                let mut why = crate::recall::why(item, matched, now);
+                if !learned.why.is_empty() {
+                    why.push_str("; ");
+                    why.push_str(&learned.why);
+                }
+                Recalled { item, score: *score, why }
+            })
             .collect();
         let skills: Vec<SkillEntry> = crate::skills::list(&self.home)
             .into_iter()
@@ -222,17 +231,19 @@ impl Brain {
             low_confidence_alerts: parts.low_confidence_alerts.clone(),
         };
         let payload = fit_bytes(request, |max_chars| session_start(&input, &self.counter, &budgets, max_chars, 50));
-        // Recall reinforces what it returned; bookkeeping never blocks a session start.
+        // Being returned is recorded (count, time) but reinforces nothing: an item's strength
+        // keeps decaying until a session uses it (`crate::usage`). Bookkeeping never blocks a
+        // session start.
         let returned: Vec<Access> = pins
             .iter()
             .filter(|item| payload.pinned.iter().any(|p| p.id == item.id))
             .chain(
                 scored
                     .iter()
-                    .map(|(item, _, _)| *item)
+                    .map(|(item, _, _, _)| *item)
                     .filter(|item| payload.context_recall.iter().any(|r| r.id == item.id)),
             )
-            .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::reinforced_strength(item, now)) })
+            .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::effective_strength(item, now)) })
             .collect();
         crate::access_log::append(&self.home, &returned, now);
         if crate::access_log::is_large(&self.home) {
@@ -292,11 +303,12 @@ impl Brain {
         let parsed = brain_core::search::Query::parse(query);
         if parsed.is_empty() {
             // No words: the project's most relevant recent items.
-            return Ok(self
-                .store
-                .list(&candidate_filter)?
+            let items = self.store.list(&candidate_filter)?;
+            let learned = self.learned_for(items.iter(), query)?;
+            return Ok(items
                 .into_iter()
-                .map(|item| (item, 0.0, String::new()))
+                .zip(learned)
+                .map(|(item, learned)| (item, 0.0, String::new(), learned))
                 .collect());
         }
         // An item matched only by the task's generic words ("fix", "bug") or a schema key is
@@ -307,7 +319,12 @@ impl Brain {
                 .filter(|hit| !hit.generic_only)
                 .collect();
         let best = hits.iter().map(|hit| hit.score).fold(0.0_f64, f64::max);
-        Ok(hits.into_iter().map(|hit| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why)).collect())
+        let learned = self.learned_for(hits.iter().map(|hit| &hit.item), query)?;
+        Ok(hits
+            .into_iter()
+            .zip(learned)
+            .map(|(hit, learned)| (hit.item, if best > 0.0 { hit.score / best } else { 0.0 }, hit.why, learned))
+            .collect())
     }
 }
 

@@ -21,6 +21,9 @@ pub struct StatusReport {
     pub by_status: serde_json::Map<String, serde_json::Value>,
     /// The active signals of the project and global ones, most urgent first.
     pub signals: Vec<Signal>,
+    /// The project's use rate over the last four weeks, oldest first (`crate::usage`):
+    /// empty when the caller may not read the project.
+    pub use_rate: Vec<crate::usage::UseRate>,
 }
 
 /// The status of `brain`'s store and project at `brain.now`, for the local user.
@@ -42,7 +45,9 @@ pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
         by_status.insert(status.to_string(), brain.count_for(caller, &filter)?.into());
     }
     let signals = crate::signals::visible(brain)?.into_iter().filter(|signal| caller.can_read(&signal.scope)).collect();
+    let use_rate = if caller.can_read(&brain.project_scope()) { brain.use_rate(4)? } else { Vec::new() };
     Ok(StatusReport {
+        use_rate,
         project: brain.project.clone(),
         home: brain.home.display().to_string(),
         generation: brain.store().generation()?,

@@ -420,6 +420,7 @@ fn read_one(
         prior.cloned(),
         &mut |cwd| projects.name_of(cwd),
         &transcript::ReadBudget::default(),
+        None,
     )?;
     let reused = prior == Some(&state);
     Ok((state, reused))

@@ -154,6 +154,8 @@ pub struct SessionCaptureOptions {
     pub budget: ReadBudget,
     /// The host whose transcript it is.
     pub host: Host,
+    /// The items the session was given, to find signs of their use while reading.
+    pub watch: Option<std::sync::Arc<brain_core::usage::Watch>>,
 }
 
 impl Default for SessionCaptureOptions {
@@ -164,6 +166,7 @@ impl Default for SessionCaptureOptions {
             lock_timeout: Duration::from_secs(2),
             budget: ReadBudget::default(),
             host: Host::ClaudeCode,
+            watch: None,
         }
     }
 }
@@ -184,6 +187,12 @@ pub struct SessionCaptureOutcome {
     pub pending: bool,
     /// Lines longer than the line bound skipped by this call.
     pub oversized_lines: u64,
+    /// The project of the session's working directory.
+    pub project: String,
+    /// What the session was about: its first prompts (redacted).
+    pub task: String,
+    /// Signs that the session used what it was given, so far (the first per item).
+    pub uses: Vec<brain_core::usage::UseHit>,
 }
 
 /// Captures one session (for the Stop and SessionEnd hooks): reads what the transcript
@@ -225,6 +234,7 @@ fn capture_one(
         prior.clone(),
         &mut |cwd| projects.name_of(cwd),
         &options.budget,
+        options.watch.clone(),
     )
     .map_err(|err| BrainError::user(format!("cannot read transcript {}: {err}", transcript_path.display())))?;
     let bytes_read = state.offset - prior.as_ref().filter(|p| p.offset <= state.offset).map_or(0, |p| p.offset);
@@ -245,6 +255,9 @@ fn capture_one(
         note: None,
         pending,
         oversized_lines,
+        project: summary.project.clone(),
+        task: summary.early_prompts.join("\n"),
+        uses: state.uses,
     };
     if summary.turns < options.min_turns {
         outcome.note = Some(format!("{} turn(s); an arc needs {}", summary.turns, options.min_turns));

@@ -22,4 +22,5 @@ pub mod assemble;
 pub mod redact;
 pub mod search;
 pub mod tokens;
+pub mod usage;
 pub mod vault;

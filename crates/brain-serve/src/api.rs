@@ -539,6 +539,43 @@ pub async fn arcs(
     Ok(json_response(StatusCode::OK, to_json(&body)?))
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UseParams {
+    project: Option<String>,
+    weeks: Option<usize>,
+    now: Option<String>,
+}
+
+/// `GET /api/v2/use`: the project's use rate by week (`brain_api::usage`), oldest first.
+pub async fn use_rate(
+    State(state): Shared,
+    Extension(caller): Extension<Caller>,
+    Params(params): Params<UseParams>,
+) -> Result<Response, ApiError> {
+    let project = state.project(params.project.as_deref())?;
+    caller.require_read(&Scope::Project(project.clone()))?;
+    let now = state.clock(params.now.as_deref())?;
+    let weeks = check_range("weeks", params.weeks.unwrap_or(8), 1, 52)?;
+    let rates = state.pool.run(project.clone(), now, move |brain| brain.use_rate(weeks)).await?;
+    let weeks: Vec<serde_json::Value> = rates
+        .iter()
+        .map(|rate| {
+            json!({
+                "from": brain_core::time::format_timestamp(rate.from),
+                "until": brain_core::time::format_timestamp(rate.until),
+                "sessions": rate.sessions,
+                "given": rate.given,
+                "used": rate.used,
+                "givenTokens": rate.given_tokens,
+                "usedTokens": rate.used_tokens,
+                "tokenShare": rate.token_share(),
+            })
+        })
+        .collect();
+    Ok(json_response(StatusCode::OK, to_json(&json!({"project": project, "weeks": weeks}))?))
+}
+
 /// The files of the vault feed a client may read.
 pub const FEED_FILES: &[&str] =
     &["hot-arcs.md", "signals.md", "inject.md", "intent.md", "last-tick-diff.md", "health.jsonl"];

@@ -206,6 +206,7 @@ fn handler(route: &RouteDoc) -> Option<MethodRouter<Arc<AppState>>> {
         ("post", "/api/v2/items/{id}/approve") => post(api::approve_item),
         ("post", "/api/v2/items/{id}/deprecate") => post(api::deprecate_item),
         ("get", "/api/v2/arcs") => get(api::arcs),
+        ("get", "/api/v2/use") => get(api::use_rate),
         ("get", "/api/v2/feed/{name}") => get(api::feed),
         ("get", "/api/v2/events") => get(events::events),
         ("get", "/healthz") => get(api::healthz),

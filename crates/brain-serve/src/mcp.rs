@@ -102,6 +102,22 @@ pub struct GetMemoryParams {
     /// Token budget of the document (default: the configured budget; at most 100000)
     #[schemars(range(min = 1, max = 100_000))]
     pub token_budget: Option<usize>,
+    /// One item's id (mem_…): that item in full instead of the document (open a search
+    /// result or a recalled memory with it)
+    #[schemars(length(min = 1, max = 200))]
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FeedbackParams {
+    /// The item id (mem_…)
+    #[schemars(length(min = 1, max = 200))]
+    pub id: String,
+    /// true: it helped; false: it did not (it then sinks in recall)
+    pub useful: bool,
+    /// A few words on why (at most 500 characters)
+    #[schemars(length(max = 500))]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -437,7 +453,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use when you need the whole picture of the project's memory: the layered brain document (core rules, working knowledge by schema key, an index of the rest) as markdown within a token budget. Prefer brain_session_start at session start and brain_search for specific questions."
+        description = "Use when you need the whole picture of the project's memory: the layered brain document (core rules, working knowledge by schema key, an index of the rest) as markdown within a token budget. With `id`: that one memory in full (open a search result or a recalled memory). Prefer brain_session_start at session start and brain_search for specific questions."
     )]
     async fn brain_get_memory(
         &self,
@@ -445,6 +461,11 @@ impl BrainMcp {
         context: RequestContext<RoleServer>,
     ) -> ToolResult {
         self.call(&context, move |brain, caller| {
+            if let Some(id) = params.id.as_deref() {
+                check_length("id", Some(id), MAX_ID_CHARS)?;
+                let item = brain.get_for(caller, id)?;
+                return Ok(vec![json_text(&json!({"item": item}))]);
+            }
             let token_budget =
                 params.token_budget.map(|b| check_range("token_budget", b, 1, MAX_TOKEN_BUDGET)).transpose()?;
             let options = brain.brain_options(&BudgetOverrides { token_budget, ..BudgetOverrides::default() });
@@ -556,6 +577,23 @@ impl BrainMcp {
             };
             let items: Vec<_> = items.iter().map(item_summary).collect();
             Ok(vec![json_text(&json!({"updated": items}))])
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Use after a memory brain gave you turned out useful (or misleading): records it, so recall gives it more (or less) often. It decides over what brain infers from the session."
+    )]
+    async fn brain_feedback(
+        &self,
+        Parameters(params): Parameters<FeedbackParams>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        self.call(&context, move |brain, caller| {
+            check_length("id", Some(&params.id), MAX_ID_CHARS)?;
+            check_length("note", params.note.as_deref(), brain_api::usage::MAX_NOTE_CHARS)?;
+            let entry = brain.feedback_for(caller, "mcp", &params.id, params.useful, params.note.as_deref())?;
+            Ok(vec![json_text(&json!({"recorded": entry}))])
         })
         .await
     }
@@ -755,7 +793,7 @@ mod tests {
     #[test]
     fn tool_schemas_are_plain_for_strict_clients() {
         let tools = server().tool_router.list_all();
-        assert_eq!(tools.len(), 9);
+        assert_eq!(tools.len(), 10);
         for tool in &tools {
             let text = serde_json::Value::Object((*tool.input_schema).clone()).to_string();
             for refused in ["\"null\"", "\"format\":\"uint", "\"format\":\"double", "$ref", "$defs", "anyOf", "oneOf"] {

@@ -56,6 +56,7 @@ const ID: Param = Param { name: "id", kind: "string", required: true, about: "It
 const LIMIT: Param = q("limit", "integer", "Results per page (1 to 100)");
 const CURSOR: Param = q("cursor", "string", "nextCursor of the previous page");
 const TOKEN_BUDGET: Param = q("tokenBudget", "integer", "Token budget (1 to 100000)");
+const WEEKS: Param = q("weeks", "integer", "Weeks back, ending now (1 to 52, default 8)");
 
 /// Every route of the API.
 pub const ROUTES: &[RouteDoc] = &[
@@ -230,6 +231,17 @@ pub const ROUTES: &[RouteDoc] = &[
         params: &[PROJECT, LIMIT, CURSOR, NOW],
         body: None,
         ok: (200, "{arcs: [{path, id, title, heat, region, status, project}], total, inOtherProjects, nextCursor}"),
+        errors: &[400, 401, 403],
+    },
+    RouteDoc {
+        method: "get",
+        path: "/api/v2/use",
+        public: false,
+        mount: Mount::Timed,
+        summary: "The project's use rate by week: of the items sessions were given, how many (and how many of their tokens) they used",
+        params: &[PROJECT, WEEKS, NOW],
+        body: None,
+        ok: (200, "{project, weeks: [{from, until, sessions, given, used, givenTokens, usedTokens, tokenShare}]}"),
         errors: &[400, 401, 403],
     },
     RouteDoc {

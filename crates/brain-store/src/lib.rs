@@ -29,7 +29,7 @@ pub use jobs::JobLock;
 pub use location::{PgLocation, StoreLocation};
 pub use pg::listen::ChangeFeed;
 pub use pg::{Committed, PgStore};
-pub use records::{TokenRecord, VaultFileRecord, VaultFileRow, VectorJob};
+pub use records::{TokenRecord, USES_KEPT_PER_ITEM, UseRecord, VaultFileRecord, VaultFileRow, VectorJob};
 pub use sqlite::{PageReads, SqliteStore};
 pub use sync::{Change, ChangePage, Keep, PullOutcome, PushOutcome, SyncConflict, same_content};
 pub use tx::{ReadTx, WriteTx};
@@ -213,6 +213,16 @@ impl Store {
         wait: Option<std::time::Duration>,
     ) -> StoreResult<bool> {
         dispatch!(self, store => store.record_access(accesses, now, wait))
+    }
+
+    /// The recorded decisions about `ids` (see [`UseRecord`]), newest first.
+    pub fn uses_of(&self, ids: &[&str]) -> StoreResult<Vec<UseRecord>> {
+        dispatch!(self, store => store.uses_of(ids))
+    }
+
+    /// The decisions made at or after `since`, of `project` when given, oldest first.
+    pub fn uses_since(&self, project: Option<&str>, since: Timestamp) -> StoreResult<Vec<UseRecord>> {
+        dispatch!(self, store => store.uses_since(project, since))
     }
 
     /// The write generation: grows with every committed write through any process.

@@ -19,6 +19,7 @@ pub(crate) mod search;
 pub(crate) mod sync;
 pub(crate) mod tokens;
 pub(crate) mod tx;
+pub(crate) mod uses;
 pub(crate) mod vectors;
 
 use std::path::PathBuf;
@@ -49,6 +50,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0008_vault_state_bytes.sql"),
     include_str!("migrations/postgres/0009_kind_index.sql"),
     include_str!("migrations/postgres/0010_source_index.sql"),
+    include_str!("migrations/postgres/0011_item_use.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.

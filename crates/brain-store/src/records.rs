@@ -63,3 +63,29 @@ pub struct VectorJob {
     pub id: String,
     pub text: String,
 }
+
+/// What one session did with one item it was given (or one feedback about an item): see
+/// `brain_core::usage`. `session` is `<host>:<session id>`, or `feedback:<time>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UseRecord {
+    pub item_id: String,
+    pub session: String,
+    pub project: String,
+    pub host: String,
+    /// `unused`, `used`, `useful` or `not_useful`.
+    pub verdict: String,
+    /// How it was used (`fetched`, `file`, `command`, `quoted`, `feedback`).
+    pub signal: Option<String>,
+    /// The turn the use was seen in.
+    pub turn: Option<u32>,
+    /// What matched, redacted and bounded by the caller.
+    pub evidence: String,
+    /// The session's task stems, space-separated.
+    pub task: String,
+    /// The item's tokens when it was given (what being given cost the session).
+    pub tokens: u32,
+    pub decided_at: brain_core::Timestamp,
+}
+
+/// Decisions kept per item, the newest; older ones are dropped as new ones come.
+pub const USES_KEPT_PER_ITEM: i64 = 32;

@@ -21,6 +21,7 @@ pub(crate) mod lean;
 pub(crate) mod search;
 pub(crate) mod sync;
 pub(crate) mod tokens;
+pub(crate) mod uses;
 pub(crate) mod vault;
 mod vector_index;
 pub(crate) mod vectors;
@@ -39,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0010_vault_state_bytes.sql"),
     include_str!("migrations/sqlite/0011_kind_index.sql"),
     include_str!("migrations/sqlite/0012_source_index.sql"),
+    include_str!("migrations/sqlite/0013_item_use.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.

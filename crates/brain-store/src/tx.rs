@@ -163,6 +163,14 @@ impl<'c> WriteTx<'c> {
         dispatch!(&self.backend, tx => tx.vault_value(key))
     }
 
+    /// Records what a session did with an item it was given (or a feedback): a new row, or a
+    /// session's "unused" turned "used"; a recorded use or feedback stays as it is. Keeps the
+    /// newest [`crate::USES_KEPT_PER_ITEM`] decisions per item. Moves the write generation
+    /// when it wrote (decisions change recall). Returns whether the item became used now.
+    pub fn record_use(&mut self, record: &crate::UseRecord) -> StoreResult<bool> {
+        dispatch!(&mut self.backend, tx => tx.record_use(record))
+    }
+
     /// Stores a new bearer token; `AlreadyExists` when its name or secret is taken. Moves
     /// the write generation, so every server refreshes its tokens at once.
     pub fn insert_token(&mut self, token: &TokenRecord) -> StoreResult<()> {

@@ -118,11 +118,15 @@ pub struct SearchConfig {
     /// `hybrid` or `semantic` (the last two need `[embed]`; they fall back to lexical, saying
     /// so in `why`, when the embedder is not there). Session-start recall is always lexical.
     pub mode: String,
+    /// Whether recall learns from what sessions used (issue 32, `brain_api::usage`): items
+    /// given and not used sink for tasks like those, used ones are reinforced. Off: recall
+    /// ranks as if nothing had been recorded (decisions are still recorded).
+    pub learn_from_use: bool,
 }
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { mode: "lexical".into() }
+        SearchConfig { mode: "lexical".into(), learn_from_use: true }
     }
 }
 
@@ -504,7 +508,7 @@ pub const PROJECT_ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // Whether search ranks by words or also by meaning; the embedder itself is the user's.
-    ("search", &["mode"]),
+    ("search", &["mode", "learn_from_use"]),
 ];
 
 /// Why `key` (dotted: `vault.path`) may not come from a project file.
@@ -590,7 +594,7 @@ fn check_project_file(table: &toml::Table, config: &Config, path: &Path, user_fi
         message: format!("{}: {}", path.display(), refused.join("; ")),
         hint: Some(format!(
             "set these in {} (a project file may set: project, tokenizer, write_policy = \"draft\", [brain], \
-             [hooks] max_chars, the hosts' *_max_chars and codex_max_tokens, refresh_interval and task_recall, [search] mode)",
+             [hooks] max_chars, the hosts' *_max_chars and codex_max_tokens, refresh_interval and task_recall, [search] mode and learn_from_use)",
             user_file.display()
         )),
     })
@@ -1050,6 +1054,7 @@ mod tests {
                         | "hooks.opencode_max_chars"
                         | "hooks.task_recall"
                         | "search.mode"
+                        | "search.learn_from_use"
                 ) || key.starts_with("brain.");
                 assert_eq!(allowed, expected_allowed, "{key}: {}", project_refusal(&key));
             }

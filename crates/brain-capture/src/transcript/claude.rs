@@ -122,6 +122,12 @@ fn assistant(accumulator: &mut Accumulator, record: &Record<'_>) {
                         {
                             accumulator.touched(path);
                         }
+                        accumulator.tool_input(
+                            name,
+                            block.file_path.as_deref(),
+                            block.command.as_deref(),
+                            block.id.as_deref().unwrap_or(""),
+                        );
                     }
                     _ => {}
                 }
@@ -180,6 +186,10 @@ struct Block<'a> {
     text: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
     file_path: Option<Cow<'a, str>>,
+    /// A shell tool's command.
+    command: Option<Cow<'a, str>>,
+    /// An `id` argument (brain's `brain_get_memory` takes one).
+    id: Option<Cow<'a, str>>,
 }
 
 enum Parsed<'a> {
@@ -222,6 +232,8 @@ fn record_from_value(value: &serde_json::Value) -> Record<'_> {
                         text: field("text"),
                         name: field("name"),
                         file_path: path("file_path").or_else(|| path("notebook_path")),
+                        command: path("command"),
+                        id: path("id"),
                     }
                 })
                 .collect(),
@@ -343,6 +355,10 @@ struct WireInput<'a> {
     file_path: Option<Text<'a>>,
     #[serde(borrow, default)]
     notebook_path: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    command: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    id: Option<Text<'a>>,
 }
 
 impl<'a> WireRecord<'a> {
@@ -354,13 +370,17 @@ impl<'a> WireRecord<'a> {
                 blocks
                     .into_iter()
                     .map(|block| {
-                        let (file_path, notebook_path) =
-                            block.input.map_or((None, None), |input| (input.file_path, input.notebook_path));
+                        let (file_path, command, id) = match block.input {
+                            Some(input) => (input.file_path.or(input.notebook_path), input.command, input.id),
+                            None => (None, None, None),
+                        };
                         Block {
                             kind: block.kind.map_or(Cow::Borrowed(""), |t| t.0),
                             text: block.text.map(|t| t.0),
                             name: block.name.map(|t| t.0),
-                            file_path: file_path.or(notebook_path).map(|t| t.0),
+                            file_path: file_path.map(|t| t.0),
+                            command: command.map(|t| t.0),
+                            id: id.map(|t| t.0),
                         }
                     })
                     .collect(),

@@ -30,14 +30,15 @@ mod gemini;
 mod opencode;
 mod qwen;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use brain_core::Timestamp;
 use brain_core::redact::redact_str;
+use brain_core::usage::{UseHit, Watch};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
@@ -203,7 +204,20 @@ pub struct SessionState {
     /// What a host's reader keeps between reads (records already counted).
     #[serde(default, skip_serializing_if = "HostState::is_empty")]
     pub host_state: HostState,
+    /// Signs that the session used the items it was given (the first per item, redacted),
+    /// found while reading with a [`Watch`]; kept across reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uses: Vec<UseHit>,
+    /// The stems of the prompts typed so far, while watching (the agent repeating the user is
+    /// not use); at most [`MAX_PROMPT_STEMS`].
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub prompt_stems: BTreeSet<String>,
 }
+
+/// Prompt stems remembered per transcript while watching for use.
+pub const MAX_PROMPT_STEMS: usize = 2048;
+/// Signs of use kept per transcript.
+pub const MAX_USES: usize = 400;
 
 /// What a host's reader remembers between reads of one transcript.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,6 +325,8 @@ fn describe_file_type(kind: std::fs::FileType) -> &'static str {
 /// Reads `path`, a transcript of `host`, from `prior`'s offset when `prior` is a state of the
 /// same, grown file, else from the start. `project_of` names the project of a working
 /// directory.
+/// With a `watch`, the read also looks for signs that the session used the watched items
+/// (`brain_core::usage`), from the read's start on: use comes after being given.
 pub fn scan(
     path: &Path,
     host: Host,
@@ -318,6 +334,7 @@ pub fn scan(
     prior: Option<SessionState>,
     project_of: &mut dyn FnMut(&str) -> String,
     budget: &ReadBudget,
+    watch: Option<Arc<Watch>>,
 ) -> std::io::Result<SessionState> {
     let mut file = open_regular(path)?;
     let metadata = file.metadata()?;
@@ -335,6 +352,7 @@ pub fn scan(
         }
         None => (Accumulator::new(session_id, host), 0),
     };
+    accumulator.watch = watch.filter(|watch| !watch.is_empty());
     file.seek(SeekFrom::Start(offset))?;
     let (consumed, pending) = accumulator.read_within(BufReader::with_capacity(256 * 1024, file), budget)?;
     if accumulator.cwd.is_empty() && host == Host::Gemini {
@@ -390,6 +408,10 @@ pub(super) struct Accumulator {
     /// Inside a line longer than [`MAX_LINE_BYTES`]: bytes are dropped until its end.
     skipping: bool,
     pub(super) host_state: HostState,
+    /// What to look for signs of use of, if anything.
+    watch: Option<Arc<Watch>>,
+    uses: Vec<UseHit>,
+    prompt_stems: BTreeSet<String>,
 }
 
 impl Accumulator {
@@ -417,6 +439,9 @@ impl Accumulator {
             in_compaction: false,
             skipping: false,
             host_state: HostState::default(),
+            watch: None,
+            uses: Vec::new(),
+            prompt_stems: BTreeSet::new(),
         }
     }
 
@@ -447,6 +472,9 @@ impl Accumulator {
             in_compaction: state.in_compaction,
             skipping: state.skipping,
             host_state: state.host_state,
+            watch: None,
+            uses: state.uses,
+            prompt_stems: state.prompt_stems,
         }
     }
 
@@ -584,6 +612,14 @@ impl Accumulator {
         }
         self.in_compaction = false;
         self.turns += 1;
+        if let Some(watch) = &self.watch {
+            for stem in watch.prompt_stems(trimmed) {
+                if self.prompt_stems.len() >= MAX_PROMPT_STEMS {
+                    break;
+                }
+                self.prompt_stems.insert(stem);
+            }
+        }
         let prompt = cap_raw(trimmed);
         if self.early_prompts.len() < PROMPTS_KEPT {
             self.early_prompts.push(prompt);
@@ -612,7 +648,31 @@ impl Accumulator {
         if self.error_markers < MARKER_CAP && ERROR_MARKERS.is_match(text) {
             self.error_markers += 1;
         }
+        if let Some(watch) = self.watch.clone() {
+            let hits = watch.assistant_text(self.turns, &cap_raw(text), &self.prompt_stems);
+            self.used(hits);
+        }
         self.outcome = cap_raw(text.trim());
+    }
+
+    /// What a tool call was given: the file, the shell command and the text of an input
+    /// that may name an item (an id); looked at only while watching for use.
+    pub(super) fn tool_input(&mut self, name: &str, file: Option<&str>, command: Option<&str>, input: &str) {
+        if let Some(watch) = self.watch.clone() {
+            let hits = watch.tool_call(self.turns, name, file, command.map(cap_raw).as_deref(), input);
+            self.used(hits);
+        }
+    }
+
+    /// Keeps the first sign of use of each item, its evidence redacted.
+    fn used(&mut self, hits: Vec<UseHit>) {
+        for mut hit in hits {
+            if self.uses.len() >= MAX_USES || self.uses.iter().any(|known| known.id == hit.id) {
+                continue;
+            }
+            hit.evidence = redact_str(&hit.evidence).into_owned();
+            self.uses.push(hit);
+        }
     }
 
     /// A tool call.
@@ -709,6 +769,8 @@ impl Accumulator {
             pending: false,
             skipping: self.skipping,
             host_state: self.host_state,
+            uses: self.uses,
+            prompt_stems: self.prompt_stems,
         }
     }
 }

@@ -493,6 +493,20 @@ async function loadArcs() {
     : [hint(empty)]);
 }
 
+// What sessions used of the memory they were given, week by week (newest first): the share
+// of given tokens used, and how many items.
+async function loadUse() {
+  const asked = state.project;
+  const { body } = await api("/api/v2/use?" + projectParams({ weeks: 8 }));
+  if (asked !== state.project) return;
+  const weeks = body.weeks.filter((week) => week.given > 0).reverse();
+  fill(byId("use"), weeks.length
+    ? weeks.map((week) => el("li", {}, el("strong", {}, Math.round(100 * week.tokenShare) + "% used"), " ",
+        el("span", { class: "meta" }, "week to " + week.until.slice(0, 10) + " · " + week.used + " of " + week.given +
+          " given items · " + week.sessions + " session" + (week.sessions === 1 ? "" : "s"))))
+    : [hint("no session's use recorded yet: brain learns it from captured sessions (hooks)")]);
+}
+
 // "2026-11-21T06:00:00Z" as "2026-11-21 06:00", or "06:00" when `day` is the same date.
 function shortTime(timestamp, day) {
   const date = timestamp.slice(0, 10);
@@ -576,6 +590,7 @@ const PANELS = {
     fill(byId("session-note"), []);
   },
   arcs: () => fill(byId("arcs"), [hint("not loaded")]),
+  use: () => fill(byId("use"), [hint("not loaded")]),
   health: () => fill(byId("health"), [el("p", { class: "meta" }, "not loaded")]),
   signals: () => {
     state.activeSignals = [];
@@ -612,7 +627,7 @@ async function refresh() {
 async function loadAll() {
   const started = performance.now();
   const asked = state.project;
-  const loads = { tree: loadBrain, session: loadSession, arcs: loadArcs, health: loadHealth, signals: loadSignals };
+  const loads = { tree: loadBrain, session: loadSession, arcs: loadArcs, health: loadHealth, signals: loadSignals, use: loadUse };
   const names = Object.keys(loads);
   const results = await Promise.allSettled(names.map((name) => loads[name]()));
   if (asked !== state.project) throw new Superseded();

@@ -93,6 +93,10 @@ pub enum Command {
     SessionStart(commands::session_start::Args),
     /// List items due for review, or record one review
     Review(commands::review::Args),
+    /// Say whether a memory helped (decides over what recall inferred from sessions)
+    Feedback(commands::feedback::FeedbackArgs),
+    /// What sessions did with an item they were given, with the evidence
+    WhyUsed(commands::feedback::WhyUsedArgs),
     /// The vault of markdown arcs: create its compartments, index it
     Vault(commands::vault::Args),
     /// Maintain the vault: heat, promotion, graduation, signals, the brain feed (phase 1)
@@ -221,6 +225,8 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Skill(args) => commands::skill::run(&context, args, json),
         Command::SessionStart(args) => commands::session_start::run(&context, args, json),
         Command::Review(args) => commands::review::run(&context, args, json),
+        Command::Feedback(args) => commands::feedback::feedback(&context, args, json),
+        Command::WhyUsed(args) => commands::feedback::why_used(&context, args, json),
         Command::Vault(args) => commands::vault::run(&context, args, json),
         Command::Tick(args) => commands::tick::run(&context, args, json),
         Command::Enrich(args) => commands::enrich::run(&context, args, json),

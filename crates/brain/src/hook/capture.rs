@@ -10,14 +10,20 @@
 //! nothing, `claude -p`, `claude mcp list`) is nothing to capture, not an error.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
+use super::state::SessionState;
 use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, start, within};
+use brain_api::app::Brain;
 use brain_api::error::{BrainError, BrainResult};
+use brain_api::usage::SessionUse;
 use brain_capture::transcript::MAX_LINE_BYTES;
 use brain_capture::{self as capture, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
+use brain_core::Item;
+use brain_core::usage::Watch;
 
 /// The most transcript bytes one hook reads (the rest waits for the next hook).
 pub const HOOK_READ_BYTES: u64 = 256 * 1024 * 1024;
@@ -67,9 +73,18 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             (None, _) => None,
         }
         .ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
-        let Some(outcome) = capture(&mut started, host, &path)? else {
+        // A transcript that does not exist yet is nothing to capture (module docs).
+        if let Err(err) = std::fs::metadata(&path)
+            && err.kind() == std::io::ErrorKind::NotFound
+        {
             return Ok(quiet);
-        };
+        }
+        let brain = started.open_brain()?;
+        let given = input.session().map(|session| SessionState::load(brain.home(), session).given);
+        let outcome = capture(&started, &brain, host, &path, given.as_deref().unwrap_or_default())?;
+        if let (Some(session), Some(given)) = (input.session(), given.as_deref()) {
+            record_use(&brain, host, session, given, &outcome);
+        }
         let context = &started.context;
         // What was left for later or skipped is worth a line: the arc is not complete yet.
         let mut notes = Vec::new();
@@ -100,13 +115,46 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
     })
 }
 
-/// Captures `path`; `None` when there is nothing to capture yet (no transcript).
-fn capture(started: &mut Started, host: Host, path: &Path) -> BrainResult<Option<SessionCaptureOutcome>> {
-    match std::fs::metadata(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        _ => {}
+/// Records what the session did with what it was given (`brain_api::usage`): a failure is
+/// logged, never the hook's.
+fn record_use(brain: &Brain, host: Host, session: &str, given: &[String], outcome: &SessionCaptureOutcome) {
+    if given.is_empty() && outcome.uses.is_empty() {
+        return;
     }
-    let brain = started.open_brain()?;
+    let token = safe_session_token(session);
+    let recorded = brain.record_session_use(&SessionUse {
+        host: host.as_str(),
+        session: &token,
+        project: &outcome.project,
+        task: &outcome.task,
+        given,
+        hits: &outcome.uses,
+    });
+    if let Err(err) = recorded {
+        write_log(brain.home(), &format!("{host} use"), Some(&token), &err.to_string(), LogPolicy::ExistingHome);
+    }
+}
+
+/// The items a session was given (but pins, never learned from), as what capture watches
+/// for signs of use.
+fn watch_of(brain: &Brain, given: &[String]) -> Option<Arc<Watch>> {
+    if given.is_empty() {
+        return None;
+    }
+    let items: Vec<Item> =
+        given.iter().filter_map(|id| brain.item_as_stored(id).ok().flatten()).filter(|item| !item.pinned).collect();
+    Some(Arc::new(Watch::new(&items)))
+}
+
+/// Captures `path`, watching for use of the `given` items.
+fn capture(
+    started: &Started,
+    brain: &Brain,
+    host: Host,
+    path: &Path,
+    given: &[String],
+) -> BrainResult<SessionCaptureOutcome> {
+    let watch = watch_of(brain, given);
     let left = started.deadline.saturating_duration_since(Instant::now());
     // Reading stops early enough to leave time for the arc to be written and the state saved.
     let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
@@ -117,9 +165,10 @@ fn capture(started: &mut Started, host: Host, path: &Path) -> BrainResult<Option
             max_bytes: Some(HOOK_READ_BYTES),
             deadline: Some(Instant::now() + left.saturating_sub(reserve)),
         },
+        watch,
         ..SessionCaptureOptions::default()
     };
-    Ok(Some(capture::capture_session(&brain, path, &options)?))
+    capture::capture_session(brain, path, &options)
 }
 
 /// `~/x` as a host may write it.

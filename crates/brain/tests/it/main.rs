@@ -31,6 +31,7 @@ mod session_start;
 mod setup;
 mod signals;
 mod sync;
+mod usage;
 mod vault_ai;
 mod vault_bounds;
 mod vault_crash;

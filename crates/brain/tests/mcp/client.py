@@ -20,6 +20,7 @@ TOOLS = {
     "brain_context_pack",
     "brain_remember",
     "brain_update",
+    "brain_feedback",
     "brain_status",
     "brain_mark",
     "brain_refresh",

@@ -23,6 +23,32 @@ pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
     out.line(format!("generation  {}", report.generation));
     let counts: Vec<String> = report.by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
     out.line(format!("items       {}", counts.join(", ")));
+    // What sessions used of what they were given, week by week (`brain why-used ID`).
+    let weeks: Vec<String> = report
+        .use_rate
+        .iter()
+        .filter(|week| week.given > 0)
+        .map(|week| {
+            let date = brain_core::time::format_timestamp(week.until);
+            format!(
+                "week to {}: {} of {} given used ({:.0}% of tokens, {} sessions)",
+                &date[..10.min(date.len())],
+                week.used,
+                week.given,
+                100.0 * week.token_share(),
+                week.sessions
+            )
+        })
+        .collect();
+    match weeks.as_slice() {
+        [] => out.line("use         no session's use recorded in the last four weeks"),
+        [first, rest @ ..] => {
+            out.line(format!("use         {first}"));
+            for week in rest {
+                out.line(format!("            {week}"));
+            }
+        }
+    }
     if report.signals.is_empty() {
         out.line("signals     none active");
         return Ok(());

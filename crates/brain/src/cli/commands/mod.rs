@@ -11,6 +11,7 @@ pub mod embed;
 pub mod enrich;
 pub mod export;
 pub mod extract;
+pub mod feedback;
 pub mod forget;
 pub mod hook;
 pub mod hygiene;
