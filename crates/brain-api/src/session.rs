@@ -24,6 +24,8 @@ use crate::read_cache::{RecallCandidate, SessionParts};
 
 /// Candidates considered for recall before scoring.
 const RECALL_CANDIDATES: usize = 50;
+/// Items the project's sessions used lately, added to a recall without words.
+const RECENTLY_USED: usize = 20;
 
 impl Brain {
     /// Brain document options: config, then the caller's overrides. A total budget given
@@ -302,8 +304,25 @@ impl Brain {
             self.approved_filter()(ItemFilter { limit: Some(RECALL_CANDIDATES), ..ItemFilter::default() });
         let parsed = brain_core::search::Query::parse(query);
         if parsed.is_empty() {
-            // No words: the project's most relevant recent items.
-            let items = self.store.list(&candidate_filter)?;
+            // No words: the project's most relevant recent items, and those its sessions used
+            // lately (learning from use: `crate::usage`).
+            let mut items = self.store.list(&candidate_filter)?;
+            if self.learns_from_use() {
+                let approved = self.approved_filter()(ItemFilter::default());
+                let scopes = approved.scopes.unwrap_or_default();
+                for id in self.store.recently_used(&self.project, RECENTLY_USED)? {
+                    if items.iter().any(|item| item.id == id) {
+                        continue;
+                    }
+                    if let Some(item) = self.store.get(&id)?
+                        && item.status == Status::Approved
+                        && scopes.contains(&item.scope)
+                        && !item.is_expired(self.now)
+                    {
+                        items.push(item);
+                    }
+                }
+            }
             let learned = self.learned_for(items.iter(), query)?;
             return Ok(items
                 .into_iter()

@@ -8,7 +8,8 @@
 //!   another project never changes this project's items;
 //! - evidence is redacted and bounded before it is stored;
 //! - a used item is reinforced once per session (strength + `recall::REINFORCEMENT`); being
-//!   returned reinforces nothing;
+//!   returned reinforces nothing; with learning off (`[search] learn_from_use = false`)
+//!   decisions are still recorded, and nothing is learned from them;
 //! - writing decisions moves the write generation (they change recall), reading them is one
 //!   indexed query per session start.
 
@@ -224,8 +225,10 @@ impl Brain {
             }
             Ok(newly)
         })?;
-        self.reinforce(newly_used.iter().filter_map(|id| items.get(id)))?;
-        report.reinforced = newly_used.len();
+        if self.learns_from_use() {
+            self.reinforce(newly_used.iter().filter_map(|id| items.get(id)))?;
+            report.reinforced = newly_used.len();
+        }
         Ok(report)
     }
 

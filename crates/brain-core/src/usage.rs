@@ -15,14 +15,20 @@
 //! the transcript reader, and the same transcript gives the same hits.
 //!
 //! **Learning.** [`learned`] turns an item's recorded decisions into a factor on its recall
-//! score, in `[FLOOR, 1]` from inference, so use alone can neither push an item to the top
-//! nor erase it:
+//! score, in `[FLOOR, 1 + MAX_BONUS]` from inference, so use alone can neither push an item
+//! to the top nor erase it:
 //! - explicit feedback (`brain feedback`, MCP `brain_feedback`) decides over any inference:
 //!   the newest one gives [`USEFUL_FACTOR`] or [`NOT_USEFUL_FACTOR`];
 //! - pinned and `stable` items are never lowered by inference;
 //! - every session since the item was last used that was given it and did not use it,
 //!   weighed by how alike its task was to the current one (shared task stems over the
-//!   current task's) and by age (half-life [`HALF_LIFE_DAYS`]), takes [`STEP`] off.
+//!   current task's) and by age (half-life [`HALF_LIFE_DAYS`]), adds to a penalty that moves
+//!   the factor from 1 toward [`FLOOR`] (halfway per [`HALF_PENALTY`]). The approach is
+//!   smooth, never flat: among items near the floor the one given less often ranks first, so
+//!   recall keeps trying what it has tried least — which is how it recovers when needs
+//!   change;
+//! - sessions of like tasks that used it, weighed the same way, raise it by up to
+//!   [`MAX_BONUS`].
 //!
 //! A used item is reinforced (its strength, by the caller); being returned is not.
 
@@ -36,14 +42,20 @@ use crate::time::Timestamp;
 
 /// The lowest factor inference gives (a never-used item still ranks on its relevance).
 pub const FLOOR: f64 = 0.6;
-/// What one unused session of an identical task takes off the factor.
-pub const STEP: f64 = 0.2;
+/// The penalty (unused sessions of an identical task, weighed) that halves the distance of
+/// the factor to [`FLOOR`]: one such session gives about 0.85, two 0.76, four 0.66.
+pub const HALF_PENALTY: f64 = 1.5;
 /// Half-life of an unused decision's weight, in days.
 pub const HALF_LIFE_DAYS: f64 = 30.0;
 /// Unused decisions considered per item (the newest ones).
-pub const MAX_CONSIDERED: usize = 8;
-/// The factor of an item whose newest feedback says it was useful / not useful.
-pub const USEFUL_FACTOR: f64 = 1.2;
+pub const MAX_CONSIDERED: usize = 16;
+/// The most inference adds for use: an item used in sessions of like tasks ranks up to this
+/// much higher (halfway with [`HALF_BONUS`] weighed uses).
+pub const MAX_BONUS: f64 = 0.15;
+pub const HALF_BONUS: f64 = 1.0;
+/// The factor of an item whose newest feedback says it was useful / not useful: beyond
+/// anything inference gives, either way.
+pub const USEFUL_FACTOR: f64 = 1.25;
 pub const NOT_USEFUL_FACTOR: f64 = 0.5;
 /// Task stems kept per decision.
 pub const MAX_TASK_STEMS: usize = 24;
@@ -179,6 +191,25 @@ fn commands(content: &str) -> Vec<String> {
     found
 }
 
+/// The item ids (`mem_` and 26 Crockford characters) named in `text`, at most 8.
+fn item_ids(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    text.match_indices("mem_")
+        .filter_map(move |(start, _)| {
+            let end = start + 30;
+            let id = text.get(start..end)?;
+            let body = id[4..].bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase());
+            let whole = bytes.get(end).is_none_or(|b| !b.is_ascii_alphanumeric() && *b != b'_');
+            (body && whole).then_some(id)
+        })
+        .take(8)
+}
+
+/// Whether `text` names `id` as a whole token.
+fn mentions(text: &str, id: &str) -> bool {
+    item_ids(text).any(|named| named == id) || text == id
+}
+
 fn normal_path(path: &str) -> &str {
     path.trim().trim_start_matches("./").trim_end_matches('/')
 }
@@ -264,7 +295,7 @@ impl Watch {
                 turn,
                 evidence: bounded(&format!("turn {turn}: {name} {what}")),
             };
-            if input.contains(&item.id) || command.as_deref().is_some_and(|command| command.contains(&item.id)) {
+            if mentions(input, &item.id) || command.as_deref().is_some_and(|command| mentions(command, &item.id)) {
                 hits.push(hit(UseSignal::Fetched, &item.id));
             } else if let Some(file) = file.filter(|file| item.files.iter().any(|known| same_file(known, file))) {
                 hits.push(hit(UseSignal::File, file));
@@ -272,6 +303,17 @@ impl Watch {
                 && let Some(known) = item.commands.iter().find(|known| command.contains(known.as_str()))
             {
                 hits.push(hit(UseSignal::Command, known));
+            }
+        }
+        // An item the session was not given but fetched (searched, then opened) is used too.
+        for id in item_ids(input).chain(command.as_deref().into_iter().flat_map(item_ids)) {
+            if !self.items.iter().any(|item| item.id == id) && !hits.iter().any(|hit: &UseHit| hit.id == id) {
+                hits.push(UseHit {
+                    id: id.to_string(),
+                    signal: UseSignal::Fetched,
+                    turn,
+                    evidence: bounded(&format!("turn {turn}: {name} {id}")),
+                });
             }
         }
         hits
@@ -377,22 +419,38 @@ pub fn learned(decisions: &[Decision], task: &[String], protected: bool, now: Ti
         None if protected => return Learned::NEUTRAL,
         None => {}
     }
-    let mut penalty = 0.0;
-    let mut alike = 0;
-    for decision in newest_first.iter().take_while(|d| d.verdict == Verdict::Unused).take(MAX_CONSIDERED) {
+    let weight = |decision: &Decision| {
         let age = crate::time::age_days(decision.at, now).max(0.0);
-        let similarity = task_similarity(&decision.task, task);
-        if similarity > 0.0 {
-            alike += 1;
-        }
-        penalty += similarity * 0.5_f64.powf(age / HALF_LIFE_DAYS);
-    }
-    let factor = (1.0 - STEP * penalty).max(FLOOR);
-    if factor >= 1.0 - 1e-9 {
+        task_similarity(&decision.task, task) * 0.5_f64.powf(age / HALF_LIFE_DAYS)
+    };
+    let unused: Vec<f64> = newest_first
+        .iter()
+        .take_while(|d| d.verdict == Verdict::Unused)
+        .take(MAX_CONSIDERED)
+        .map(|d| weight(d))
+        .filter(|w| *w > 0.0)
+        .collect();
+    let used: Vec<f64> = newest_first
+        .iter()
+        .filter(|d| matches!(d.verdict, Verdict::Used(_)))
+        .take(MAX_CONSIDERED)
+        .map(|d| weight(d))
+        .filter(|w| *w > 0.0)
+        .collect();
+    let penalty: f64 = unused.iter().sum();
+    let bonus: f64 = used.iter().sum();
+    let factor = (FLOOR + (1.0 - FLOOR) * 0.5_f64.powf(penalty / HALF_PENALTY))
+        * (1.0 + MAX_BONUS * (1.0 - 0.5_f64.powf(bonus / HALF_BONUS)));
+    if (factor - 1.0).abs() < 1e-9 {
         return Learned::NEUTRAL;
     }
-    let sessions = if alike == 1 { "session" } else { "sessions" };
-    Learned { factor, why: format!("given and not used in {alike} {sessions} of like tasks") }
+    let count = |n: usize| if n == 1 { "1 session".to_string() } else { format!("{n} sessions") };
+    let why = match (used.len(), unused.len()) {
+        (0, n) => format!("given and not used in {} of like tasks", count(n)),
+        (u, 0) => format!("used in {} of like tasks", count(u)),
+        (u, n) => format!("used in {} of like tasks, then given and not used in {}", count(u), count(n)),
+    };
+    Learned { factor, why }
 }
 
 #[cfg(test)]

@@ -220,6 +220,12 @@ impl Store {
         dispatch!(self, store => store.uses_of(ids))
     }
 
+    /// The items of `project` that sessions used (or someone marked useful), most recently
+    /// used first, at most `limit`.
+    pub fn recently_used(&self, project: &str, limit: usize) -> StoreResult<Vec<String>> {
+        dispatch!(self, store => store.recently_used(project, limit))
+    }
+
     /// The decisions made at or after `since`, of `project` when given, oldest first.
     pub fn uses_since(&self, project: Option<&str>, since: Timestamp) -> StoreResult<Vec<UseRecord>> {
         dispatch!(self, store => store.uses_since(project, since))

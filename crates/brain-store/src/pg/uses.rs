@@ -44,6 +44,20 @@ impl PgStore {
         rows.iter().map(row_to_use).collect::<Result<_, _>>().map_err(|err| self.error(err))
     }
 
+    /// The items of `project` that sessions used (or someone marked useful), most recently
+    /// used first.
+    pub(crate) fn recently_used(&self, project: &str, limit: usize) -> StoreResult<Vec<String>> {
+        let mut params: Params = Vec::new();
+        params.push(Box::new(project.to_string()));
+        params.push(Box::new(limit as i64));
+        let rows = self.rows(
+            "SELECT item_id FROM item_use WHERE project = $1 AND verdict IN ('used', 'useful') \
+             GROUP BY item_id ORDER BY MAX(decided_at) DESC, item_id LIMIT $2",
+            &params,
+        )?;
+        rows.iter().map(|row| row.try_get(0)).collect::<Result<_, _>>().map_err(|err| self.error(err))
+    }
+
     /// The decisions made at or after `since` (of `project` when given), oldest first.
     pub(crate) fn uses_since(
         &self,

@@ -52,6 +52,22 @@ impl SqliteStore {
         self.use_rows(&sql, ids.iter().map(|id| rusqlite::types::Value::Text(id.to_string())).collect())
     }
 
+    /// The items of `project` that sessions used (or someone marked useful), most recently
+    /// used first.
+    pub(crate) fn recently_used(&self, project: &str, limit: usize) -> StoreResult<Vec<String>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT item_id FROM item_use WHERE project = ?1 AND verdict IN ('used', 'useful') \
+                 GROUP BY item_id ORDER BY MAX(decided_at) DESC, item_id LIMIT ?2",
+            )
+            .map_err(|e| self.sqlite_error(e))?;
+        let rows = statement
+            .query_map(params![project, limit as i64], |row| row.get::<_, String>(0))
+            .map_err(|e| self.sqlite_error(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sqlite_error(e))
+    }
+
     /// The decisions made at or after `since` (of `project` when given), oldest first.
     pub(crate) fn uses_since(
         &self,

@@ -13,10 +13,13 @@ It answers the model APIs the hosts speak, streamed the way each host expects:
   :generateContent / :countTokens (JSON).
 - GET .../models: one model, "fake".
 
-The answer is the text REPLY ("Done: the hook ran."), or a tool call on the OpenAI APIs: when
-the latest user message holding `CALL name1|name2 {json-args}` lines is answered, each line in
-turn becomes one call (one a request) to the first of its tools the request offers; a line
-whose tools are not offered is skipped.
+The answer is the text REPLY ("Done: the hook ran."), or a tool call on the OpenAI APIs and
+Anthropic Messages: when the latest user message holding `CALL name1|name2 {json-args}` lines
+is answered, each line in turn becomes one call (one a request) to the first of its tools the
+request offers; a line whose tools are not offered is skipped. On Anthropic Messages a
+`QUOTE title` line in that message makes the final answer quote the memory of that title as
+the request carries it (the line after `**title**` in what the host sent: the model using a
+memory it was given, in words the user did not type).
 
 --log FILE gets one line a request, "METHOD PATH marker=yes|no", the marker saying whether the
 body holds the --marker text; --bodies FILE gets one JSON line a request {method, path,
@@ -185,25 +188,83 @@ def openai_responses(handler, body):
     ])
 
 
+QUOTE_RE = re.compile(r"^QUOTE (.+?)\s*$", re.M)
+
+
+def anthropic_call(body):
+    """(name, args) of the tool call an Anthropic conversation asks for now (see the module
+    docs); tool results come back as user messages of tool_result blocks."""
+    offered = tool_names(body)
+    messages = body.get("messages") or []
+    anchor, calls = None, []
+    for i, msg in enumerate(messages):
+        if msg.get("role") != "user":
+            continue
+        found = CALL_RE.findall(text_of(msg.get("content")))
+        if found:
+            anchor, calls = i, found
+    if anchor is None:
+        return None
+    done = sum(1 for m in messages[anchor + 1:] if isinstance(m.get("content"), list)
+               for part in m["content"] if isinstance(part, dict) and part.get("type") == "tool_result")
+    for names, args in calls[done:]:
+        for name in names.split("|"):
+            if name in offered:
+                return name, json.loads(normalize_args(args))
+    return None
+
+
+def anthropic_reply(body):
+    """REPLY, or with a QUOTE line in the conversation, the quoted memory's text."""
+    everything = "\n".join(text_of(m.get("content")) for m in body.get("messages") or [])
+    wanted = QUOTE_RE.findall(everything)
+    if not wanted:
+        return REPLY
+    lines = everything.splitlines()
+    for index, line in enumerate(lines):
+        if f"**{wanted[-1]}**" in line and index + 1 < len(lines):
+            return "As the project memory says: " + lines[index + 1].strip() + " " + REPLY
+    return REPLY
+
+
 def anthropic(handler, body):
     model = body.get("model", "claude")
+    call = anthropic_call(body)
+    if call:
+        block = {"type": "tool_use", "id": f"toolu_fake{len(body.get('messages') or [])}", "name": call[0],
+                 "input": call[1]}
+        stop, text = "tool_use", None
+    else:
+        block, stop, text = None, "end_turn", anthropic_reply(body)
     if not body.get("stream"):
+        content = [block] if block else [{"type": "text", "text": text}]
         return handler.json({
             "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn",
+            "content": content, "stop_reason": stop,
             "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 5},
         })
     usage = {"input_tokens": 10, "output_tokens": 0}
+    if block:
+        parts = [
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": dict(block, input={})}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}),
+        ]
+    else:
+        parts = [
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": text}}),
+        ]
     sse(handler, [
         ("message_start", {"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": usage}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": REPLY}}),
+        *parts,
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                            "usage": {"output_tokens": 5}}),
         ("message_stop", {"type": "message_stop"}),
     ])

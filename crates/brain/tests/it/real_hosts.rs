@@ -170,6 +170,22 @@ impl Stage {
         assert!(output.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&output.stderr));
     }
 
+    /// `brain --home <brain home> ARGS --json` from the project, parsed.
+    fn brain_json(&self, args: &[&str]) -> serde_json::Value {
+        let output = Command::new(&self.brain_bin)
+            .env_clear()
+            .env("HOME", &self.user_home)
+            .current_dir(&self.env.project_dir)
+            .arg("--home")
+            .arg(&self.brain_home)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
     /// Runs a host's CLI from the project; it must succeed. Its stdout and stderr.
     pub(crate) fn host(&self, program: &str, args: &[&str], vars: &[(&str, &str)]) -> String {
         let mut command = Command::new(self.bin_dir.join(program));
@@ -446,4 +462,82 @@ fn opencode_runs_brains_plugin_which_gives_the_memory_and_captures_the_session()
     assert!(output.contains("Done: the hook ran."), "{output}");
     stage.assert_memory_reached_the_model_once("opencode", &stage.model.chat_request_with(TASK));
     stage.assert_captured_into_an_arc("opencode");
+}
+
+/// Recall that learns from use (issue 32), in a real Claude Code session: the fake model, as
+/// its prompt scripts it, opens the file one given memory names (a Read tool call Claude Code
+/// runs) and answers quoting another given memory in words the user did not type. brain's stop
+/// hook records exactly those two as used and every other memory the session was given as
+/// given and not used.
+#[test]
+#[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
+fn claude_code_sessions_record_the_memories_the_agent_used_and_the_rest_as_given_not_used() {
+    let stage = Stage::new();
+    stage.brain(&["hook", "install", "--agent", "claude-code"]);
+    let remember = |title: &str, content: &str, files: Option<&str>| -> String {
+        let mut args = vec!["remember", "--title", title, "--content", content];
+        if let Some(files) = files {
+            args.extend(["--files", files]);
+        }
+        stage.brain_json(&args)["id"].as_str().unwrap().to_string()
+    };
+    let verify = std::path::Path::new("src/webhooks/verify.rs");
+    std::fs::create_dir_all(stage.env.project_dir.join("src/webhooks")).unwrap();
+    std::fs::write(stage.env.project_dir.join(verify), "pub fn verify(body: &[u8]) -> bool { !body.is_empty() }\n")
+        .unwrap();
+    let read = remember(
+        "Signature verification module",
+        "The verifier hashes the untouched request bytes before anything parses them.",
+        Some("src/webhooks/verify.rs"),
+    );
+    let quoted = remember(
+        "Delivery worker backoff",
+        "Deliveries retry with exponential backoff and jitter, capped at six attempts per endpoint.",
+        None,
+    );
+    let file = stage.env.project_dir.join(verify);
+    let prompt = format!(
+        "Look at how signatures are checked.\nCALL Read {{\"file_path\": \"{}\"}}\nQUOTE Delivery worker backoff\n",
+        file.display()
+    );
+    let output = stage.host(
+        "claude",
+        &["-p", &prompt, "--allowedTools", "Read"],
+        &[("ANTHROPIC_BASE_URL", &stage.base), ("ANTHROPIC_API_KEY", "sk-ant-dummy")],
+    );
+    assert!(output.contains("As the project memory says: Deliveries retry"), "the model quoted it: {output}");
+    let bodies = std::fs::read_to_string(&stage.model.bodies).unwrap();
+    assert!(bodies.contains("tool_result") && bodies.contains("pub fn verify"), "Claude Code ran the Read call");
+
+    let sessions = stage.count("hooks/sessions");
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(stage.brain_home.join("hooks/sessions").join(&sessions[0])).unwrap(),
+    )
+    .unwrap();
+    let given: Vec<String> =
+        state["given"].as_array().unwrap().iter().map(|id| id.as_str().unwrap().to_string()).collect();
+    assert!(given.contains(&read) && given.contains(&quoted) && given.len() >= 3, "{given:?}");
+    for id in &given {
+        let decisions = stage.brain_json(&["why-used", id])["decisions"].clone();
+        let decisions = decisions.as_array().unwrap();
+        assert_eq!(decisions.len(), 1, "{id}: one decision for the one session: {decisions:?}");
+        let decision = &decisions[0];
+        assert_eq!(decision["host"], "claude-code");
+        match id {
+            id if *id == read => {
+                assert_eq!((&decision["verdict"], &decision["signal"]), (&"used".into(), &"file".into()), "{decision}")
+            }
+            id if *id == quoted => {
+                assert_eq!(
+                    (&decision["verdict"], &decision["signal"]),
+                    (&"used".into(), &"quoted".into()),
+                    "{decision}"
+                )
+            }
+            _ => assert_eq!(decision["verdict"], "unused", "{id}: given and not used: {decision}"),
+        }
+    }
+    let log = std::fs::read_to_string(stage.brain_home.join("logs/hooks.log")).unwrap_or_default();
+    assert_eq!(log, "", "brain's hooks logged failures");
 }

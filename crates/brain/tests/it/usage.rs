@@ -185,7 +185,7 @@ fn items_given_and_never_used_sink_for_like_tasks_feedback_decides_and_the_switc
         .assert()
         .success();
     let view = env.json(&["why-used", &memories.file_item]);
-    assert_eq!(view["factor"].as_f64(), Some(1.2), "{view}");
+    assert_eq!(view["factor"].as_f64(), Some(1.25), "{view}");
     assert_eq!(view["decisions"][0]["verdict"], "useful");
     let webhook = recall(&env, "webhook deliveries fail the signature check");
     assert_eq!(webhook[0].0, memories.file_item, "marked useful, it leads: {webhook:?}");
