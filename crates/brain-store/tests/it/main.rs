@@ -604,3 +604,53 @@ fn vectors_are_derived_data_found_by_similarity_within_a_filter_and_dropped_when
     f.store.write(|tx| tx.delete(&lunch.id)).unwrap();
     assert_eq!(f.store.nearest("m1", &[0.0, 1.0], &ItemFilter::default(), 5).unwrap().len(), 1);
 }
+
+fn use_record(item: &str, session: &str, verdict: &str, at: &str) -> brain_store::UseRecord {
+    brain_store::UseRecord {
+        item_id: item.into(),
+        session: session.into(),
+        project: "demo".into(),
+        host: "claude-code".into(),
+        verdict: verdict.into(),
+        signal: (verdict == "used").then(|| "file".to_string()),
+        turn: (verdict == "used").then_some(2),
+        evidence: if verdict == "used" { "turn 2: Read src/a.rs".into() } else { String::new() },
+        task: "signatur webhook".into(),
+        tokens: 40,
+        decided_at: at.parse().unwrap(),
+    }
+}
+
+#[test]
+fn a_sessions_unused_item_becomes_used_once_a_use_stays_and_each_item_keeps_its_newest_decisions() {
+    let f = fixture();
+    let generation = f.store.generation().unwrap();
+    let write = |record: &brain_store::UseRecord| f.store.write(|tx| tx.record_use(record)).unwrap();
+    assert!(!write(&use_record("mem_a", "claude-code:s1", "unused", "2026-11-21T10:00:00Z")));
+    assert!(f.store.generation().unwrap() > generation, "decisions change recall: the generation moves");
+    // The same session used it after all: now used, and said so once.
+    assert!(write(&use_record("mem_a", "claude-code:s1", "used", "2026-11-21T10:05:00Z")));
+    assert!(!write(&use_record("mem_a", "claude-code:s1", "used", "2026-11-21T10:06:00Z")));
+    // A use is never turned back into "unused" by a later capture of the same session.
+    let moved = f.store.generation().unwrap();
+    assert!(!write(&use_record("mem_a", "claude-code:s1", "unused", "2026-11-21T10:07:00Z")));
+    assert_eq!(f.store.generation().unwrap(), moved, "nothing written, nothing moved");
+    let read = f.open_again().uses_of(&["mem_a"]).unwrap();
+    assert_eq!(read, vec![use_record("mem_a", "claude-code:s1", "used", "2026-11-21T10:05:00Z")]);
+
+    for n in 0..(brain_store::USES_KEPT_PER_ITEM + 5) {
+        write(&use_record(
+            "mem_b",
+            &format!("claude-code:t{n:03}"),
+            "unused",
+            &format!("2026-11-{:02}T10:00:00Z", 1 + n % 28),
+        ));
+    }
+    let kept = f.store.uses_of(&["mem_b", "mem_a"]).unwrap();
+    assert_eq!(kept.iter().filter(|r| r.item_id == "mem_b").count() as i64, brain_store::USES_KEPT_PER_ITEM);
+    assert!(kept.windows(2).all(|pair| pair[0].decided_at >= pair[1].decided_at), "newest first");
+    assert_eq!(f.store.recently_used("demo", 10).unwrap(), vec!["mem_a".to_string()]);
+    assert!(f.store.recently_used("other", 10).unwrap().is_empty());
+    let since = f.store.uses_since(Some("demo"), "2026-11-21T00:00:00Z".parse().unwrap()).unwrap();
+    assert!(since.iter().all(|r| r.decided_at >= "2026-11-21T00:00:00Z".parse().unwrap()) && !since.is_empty());
+}
