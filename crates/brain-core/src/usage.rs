@@ -408,7 +408,7 @@ pub fn task_similarity(past: &[String], current: &[String]) -> f64 {
 /// `task` stems (sorted), at `now`. `protected`: pinned or stable (inference never lowers it).
 pub fn learned(decisions: &[Decision], task: &[String], protected: bool, now: Timestamp) -> Learned {
     let mut newest_first: Vec<&Decision> = decisions.iter().collect();
-    newest_first.sort_by(|a, b| b.at.cmp(&a.at));
+    newest_first.sort_by_key(|decision| std::cmp::Reverse(decision.at));
     let feedback = newest_first.iter().find_map(|decision| match decision.verdict {
         Verdict::Feedback { useful } => Some(useful),
         _ => None,

@@ -118,7 +118,10 @@ fn unused_sessions_of_like_tasks_lower_an_item_within_bounds_and_use_resets_it()
         })
         .collect();
     let most = learned(&uses, &task, false, now);
-    assert!(most.factor <= 1.0 + MAX_BONUS && most.factor < USEFUL_FACTOR, "inference stays below feedback: {most:?}");
+    assert!(most.factor > 1.1 && most.factor <= 1.0 + MAX_BONUS, "bounded: {most:?}");
+    let feedback =
+        learned(&[decision(Verdict::Feedback { useful: true }, "", "2026-11-01T00:00:00Z")], &task, false, now);
+    assert!(feedback.factor > most.factor, "feedback ranks above any inference");
     // Stable and pinned items are never lowered by inference.
     assert_eq!(learned(&many, &task, true, now), Learned::NEUTRAL);
     // Old decisions weigh less.

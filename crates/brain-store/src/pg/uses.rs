@@ -33,8 +33,7 @@ impl PgStore {
             return Ok(Vec::new());
         }
         let list: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
-        let mut params: Params = Vec::new();
-        params.push(Box::new(list));
+        let params: Params = vec![Box::new(list)];
         let rows = self.rows(
             &format!(
                 "SELECT {USE_COLUMNS} FROM item_use WHERE item_id = ANY($1) ORDER BY decided_at DESC, session DESC"
@@ -47,9 +46,7 @@ impl PgStore {
     /// The items of `project` that sessions used (or someone marked useful), most recently
     /// used first.
     pub(crate) fn recently_used(&self, project: &str, limit: usize) -> StoreResult<Vec<String>> {
-        let mut params: Params = Vec::new();
-        params.push(Box::new(project.to_string()));
-        params.push(Box::new(limit as i64));
+        let params: Params = vec![Box::new(project.to_string()), Box::new(limit as i64)];
         let rows = self.rows(
             "SELECT item_id FROM item_use WHERE project = $1 AND verdict IN ('used', 'useful') \
              GROUP BY item_id ORDER BY MAX(decided_at) DESC, item_id LIMIT $2",
@@ -64,8 +61,7 @@ impl PgStore {
         project: Option<&str>,
         since: brain_core::Timestamp,
     ) -> StoreResult<Vec<UseRecord>> {
-        let mut params: Params = Vec::new();
-        params.push(Box::new(whole_seconds(since)));
+        let mut params: Params = vec![Box::new(whole_seconds(since))];
         let sql = match project {
             Some(project) => {
                 params.push(Box::new(project.to_string()));

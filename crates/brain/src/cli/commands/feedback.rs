@@ -53,7 +53,7 @@ pub fn why_used(context: &Context, args: WhyUsedArgs, json: bool) -> BrainResult
     out.line(format!("{}  {}", view.id, view.title));
     out.line(format!("recall factor {:.2}: {}", view.factor, view.why));
     if view.decisions.is_empty() {
-        out.line("no session has been given it since brain began recording use".to_string());
+        out.line("no session has been given it since brain began recording use");
     }
     for entry in &view.decisions {
         let when = brain_core::time::format_timestamp(entry.decided_at);
