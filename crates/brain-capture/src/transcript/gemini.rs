@@ -120,6 +120,8 @@ fn message_record(accumulator: &mut Accumulator, record: Record) {
                 if call.result.is_some() {
                     accumulator.tool_results(1);
                 }
+                // Any tool given a file may show the use of a memory naming it.
+                accumulator.tool_input(name, call.args.as_ref().and_then(|args| args.file_path.as_deref()), None, "");
                 if EDIT_TOOLS.contains(&name)
                     && let Some(path) = call.args.as_ref().and_then(|args| args.file_path.as_deref())
                 {

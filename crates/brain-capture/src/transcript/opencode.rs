@@ -113,9 +113,11 @@ pub(super) fn line(accumulator: &mut Accumulator, line: &[u8]) -> bool {
                 if state.is_some_and(|state| matches!(state.status.as_deref(), Some("completed" | "error"))) {
                     accumulator.tool_results(1);
                 }
+                // Any tool given a file may show the use of a memory naming it.
+                let file = state.and_then(|state| state.input.as_ref()).and_then(|i| i.file_path.as_deref());
+                accumulator.tool_input(name, file, None, "");
                 if EDIT_TOOLS.contains(&name)
-                    && let Some(path) =
-                        state.and_then(|state| state.input.as_ref()).and_then(|i| i.file_path.as_deref())
+                    && let Some(path) = file
                 {
                     accumulator.touched(path);
                 }

@@ -83,6 +83,8 @@ pub(super) fn line(accumulator: &mut Accumulator, line: &[u8]) -> bool {
             for call in parts.iter().filter_map(|part| part.function_call.as_ref()) {
                 let name = call.name.as_deref().unwrap_or("");
                 accumulator.tool_call(name);
+                // Any tool given a file may show the use of a memory naming it.
+                accumulator.tool_input(name, call.args.as_ref().and_then(|args| args.file_path.as_deref()), None, "");
                 if EDIT_TOOLS.contains(&name)
                     && let Some(path) = call.args.as_ref().and_then(|args| args.file_path.as_deref())
                 {

@@ -456,6 +456,7 @@ fn the_security_matrix_of_every_route() {
             [401, 401, 403, 421, 403, 200],
         ),
         row("get", "/api/v2/arcs", "/api/v2/arcs?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
+        row("get", "/api/v2/use", "/api/v2/use?project=demo", None, READER, [401, 401, 403, 421, 403, 200]),
         // No vault in this home: the reader is let through to a 404.
         row("get", "/api/v2/feed/{name}", "/api/v2/feed/hot-arcs.md", None, READER, [401, 401, 403, 421, 403, 404]),
         row("get", "/api/v2/events", "/api/v2/events", None, READER, [401, 401, 403, 421, 403, 200]),
@@ -950,6 +951,11 @@ fn mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item() {
         ("reader", "brain_update", update(&demo_draft, "approve")),
         ("reader", "brain_update", update(&demo_item, "deprecate")),
         ("reader", "brain_mark", json!({"type": "lesson", "text": "a reader's lesson", "arc": DEMO_ARC})),
+        ("writer", "brain_feedback", json!({"id": beta_item, "useful": false})),
+        ("writer", "brain_feedback", json!({"id": global_item, "useful": true})),
+        ("reader", "brain_feedback", json!({"id": demo_item, "useful": true})),
+        ("writer", "brain_get_memory", json!({"id": beta_item})),
+        ("reader", "brain_get_memory", json!({"id": beta_draft})),
         ("writer", "brain_mark", json!({"type": "lesson", "text": "into beta's arc", "arc": BETA_ARC})),
         ("writer", "brain_mark", json!({"type": "lesson", "text": "into the global inbox"})),
     ];
@@ -997,6 +1003,10 @@ fn mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item() {
     assert!(planted.contains("\"scope\":\"project/demo\""), "{planted}");
     writer.call("brain_update", update(&demo_draft, "approve")).unwrap();
     writer.call("brain_update", json!({"id": demo_item, "action": "supersede", "by": demo_other})).unwrap();
+    let opened = writer.call("brain_get_memory", json!({"id": demo_item})).unwrap();
+    assert!(opened.contains(&demo_item), "{opened}");
+    let said = writer.call("brain_feedback", json!({"id": demo_item, "useful": true, "note": "it helped"})).unwrap();
+    assert!(said.contains("\"verdict\":\"useful\""), "{said}");
     let marked = writer.call("brain_mark", json!({"type": "lesson", "text": "a lesson of demo", "arc": DEMO_ARC}));
     assert!(marked.is_ok(), "{marked:?}");
     assert!(vault.read(&format!("clusters/2026-11-20/{DEMO_ARC}.md")).contains("a lesson of demo"));
@@ -1013,6 +1023,7 @@ fn mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item() {
         "brain_get_memory",
         "brain_refresh",
         "brain_context_pack",
+        "brain_feedback",
     ];
     for tool in writer.tool_names() {
         assert!(covered.contains(&tool.as_str()), "{tool} has no row in the MCP grants matrix: add one");

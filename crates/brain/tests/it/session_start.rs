@@ -300,7 +300,10 @@ fn user_prompt_submit_reinjects_only_every_interval_and_only_on_change() {
     for _ in 0..3 {
         assert_eq!(turn(), "", "nothing changed: nothing injected");
     }
-    env.remember(&["--title", "A new lesson about webhooks"]);
+    // Important enough to enter the working memory: what the session sees changes. (Before
+    // issue 32 any write changed it: the fold of the access log raised the strength of what
+    // session starts had returned.)
+    env.remember(&["--title", "A new lesson about webhooks", "--importance", "5"]);
     assert_eq!(turn(), "");
     assert_eq!(turn(), "");
     let refresh: serde_json::Value = serde_json::from_str(&turn()).unwrap();
