@@ -2,6 +2,8 @@
 //! ended, from the hook input (`session_id`, `transcript_path`, `cwd`), into its arc. The
 //! transcript is read in its host's format (Claude Code transcript, Codex rollout, Gemini CLI
 //! chat); Cursor's transcripts are not captured: its stop hook keeps the Cursor rule current.
+//! Copilot CLI writes a session's events after its `sessionEnd` hook: that capture waits for
+//! them in a detached brain ([`after_host_exit`], see [`super::copilot`]).
 //!
 //! Inside the hook's deadline: the transcript is read from where the last capture stopped
 //! until a little before the deadline or [`HOOK_READ_BYTES`], whichever comes first, and the
@@ -9,6 +11,7 @@
 //! regular file is read; a transcript that does not exist yet (a session that has written
 //! nothing, `claude -p`, `claude mcp list`) is nothing to capture, not an error.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,15 +32,34 @@ pub enum CaptureEvent {
     Stop,
     /// The session ended.
     SessionEnd,
+    /// The session ended and its host has since written it (Copilot CLI's detached capture).
+    HostExited,
 }
 
 impl CaptureEvent {
     fn hook_event(self) -> HookEvent {
         match self {
             CaptureEvent::Stop => HookEvent::Stop,
-            CaptureEvent::SessionEnd => HookEvent::SessionEnd,
+            CaptureEvent::SessionEnd | CaptureEvent::HostExited => HookEvent::SessionEnd,
         }
     }
+}
+
+/// The detached capture Copilot CLI's `sessionEnd` hook starts: reads the session from stdin
+/// (the hook wrote it and closed the pipe), waits until the host has written the session's
+/// end (at most [`super::copilot::WAIT_FOR_END`]), then captures as the hook would have, within
+/// the hook's deadline counted from then.
+pub fn after_host_exit(run: HookRun) -> String {
+    let HookRun { host, context, stdin, .. } = run;
+    let mut bytes = Vec::new();
+    // Bounded like any hook input; a read error leaves what came, which the capture judges.
+    let _ = stdin.take(super::MAX_INPUT_BYTES + 1).read_to_end(&mut bytes);
+    let input = super::parse_input(&bytes).unwrap_or_default();
+    if let Some(path) = input.transcript_path.as_deref() {
+        super::copilot::wait_for_session_end(&expand_home(Path::new(path)), super::copilot::WAIT_FOR_END);
+    }
+    let stdin = Box::new(std::io::Cursor::new(bytes));
+    self::run(HookRun { host, context, started: Instant::now(), stdin }, CaptureEvent::HostExited)
 }
 
 pub fn run(run: HookRun, event: CaptureEvent) -> String {
@@ -67,6 +89,15 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             (None, _) => None,
         }
         .ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
+        if host == Host::Copilot
+            && event == CaptureEvent::SessionEnd
+            && super::copilot::is_session_events(&path)
+            && !super::copilot::holds_session_end(&path)
+        {
+            // Copilot CLI writes the session's last events once this hook has returned.
+            super::copilot::capture_after_exit(&started.context, input.session(), &path)?;
+            return Ok(quiet);
+        }
         let Some(outcome) = capture(&mut started, host, &path)? else {
             return Ok(quiet);
         };

@@ -456,3 +456,9 @@ fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeC
 pub fn capture_transcript(run: HookRun, event: CaptureEvent) -> String {
     capture::run(run, event)
 }
+
+/// `brain hook session-end --after-host-exit`: the capture Copilot CLI's `sessionEnd` hook
+/// leaves to a detached brain, once the host has written the session ([`copilot`]).
+pub fn capture_after_host_exit(run: HookRun) -> String {
+    capture::after_host_exit(run)
+}

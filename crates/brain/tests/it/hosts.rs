@@ -463,6 +463,50 @@ fn claude_codes_hooks_stay_quiet_inside_copilot() {
     assert_eq!(hook_log(&env), "");
 }
 
+/// Copilot CLI 1.0.102 writes a session's `events.jsonl` when the session shuts down, after its
+/// `sessionEnd` hook returned (the file does not exist while the hook runs, in a `-p` run of
+/// the real CLI). The hook leaves the capture to a detached brain that waits for the events
+/// to hold the session's end (`session.shutdown`): once Copilot writes them, the session
+/// becomes an arc, with nothing in `hooks.log`.
+#[test]
+fn copilot_cli_sessions_are_captured_when_copilot_writes_them_after_its_session_end_hook() {
+    let env = Env::new();
+    let session = "5ec11051-3c1e-45a5-86ae-5200852d60df";
+    let folder = env.dir.path().join(".copilot/session-state").join(session);
+    // What Copilot has written when its hooks run: the session's folder, no events yet.
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("workspace.yaml"), format!("id: {session}\n")).unwrap();
+    let stdout = hook(&env, "copilot", "session-end", &payload(&env, "copilot", "session-end", None));
+    assert_eq!(check_output("copilot", "sessionEnd", &stdout), None);
+    assert!(!env.home.join("capture").exists(), "nothing to capture while the hook runs");
+
+    // Copilot exits and writes the session (at once, as a whole file).
+    let prompts: String = (1..=5)
+        .map(|n| {
+            let text = format!("copilot step {n}: tighten the retry loop");
+            let at = format!("2026-11-28T14:3{n}:00.000Z");
+            format!("{}\n", json!({"type": "user.message", "data": {"content": text}, "id": format!("u{n}"), "timestamp": at}))
+        })
+        .collect();
+    let recorded = std::fs::read_to_string(data("copilot", "events.jsonl")).unwrap();
+    let shutdown = recorded.lines().find(|line| line.contains("\"session.shutdown\"")).unwrap();
+    let events = recorded.lines().filter(|line| !line.contains("\"session.shutdown\"")).collect::<Vec<_>>().join("\n");
+    std::fs::write(folder.join("events.tmp"), format!("{events}\n{prompts}{shutdown}\n")).unwrap();
+    std::fs::rename(folder.join("events.tmp"), folder.join("events.jsonl")).unwrap();
+
+    let waited = std::time::Instant::now();
+    let arc = loop {
+        if let Some(arc) = arcs(&env).into_iter().find(|arc| arc.contains("copilot step 1")) {
+            break arc;
+        }
+        assert!(waited.elapsed() < std::time::Duration::from_secs(30), "no arc: {}", hook_log(&env));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(arc.contains("hosts: [copilot]\n") && arc.contains("6 turns"), "{arc}");
+    assert!(arc.contains(&format!("source_sessions: [{session}]")), "{arc}");
+    assert_eq!(hook_log(&env), "");
+}
+
 /// Qwen Code chats (captured at Stop), Copilot CLI session events (captured at sessionEnd,
 /// whose input names the session only) and OpenCode sessions (as brain's plugin writes them,
 /// captured at session.idle) become arcs that name their host, and `brain extract --agent

@@ -262,8 +262,7 @@ impl Stage {
     /// names the host through `brain capture --agent HOST`, which reads the host's transcripts
     /// where the host keeps them (one prompt is a turn: `--min-turns 1`).
     fn assert_captured_into_an_arc(&self, host: &str) {
-        let shards = self.count("capture/sessions");
-        assert!(shards.iter().any(|name| name.starts_with(&format!("{host}-"))), "{host}: no capture: {shards:?}");
+        self.await_capture(host);
         self.brain(&["capture", "--agent", host, "--min-turns", "1", "--since", "1d"]);
         let clusters = self.brain_home.join("vault/clusters");
         let arcs: Vec<String> = std::fs::read_dir(&clusters)
@@ -276,6 +275,20 @@ impl Stage {
             panic!("{host}: no arc names the host: {arcs:?}");
         });
         assert!(arc.contains(TASK), "{host}: the arc holds the session's prompt: {arc}");
+    }
+
+    /// Waits (at most 30 s) for a hook to have captured a session of `host` (its state shard):
+    /// Copilot CLI's capture runs after the CLI exits, in a brain its sessionEnd hook started.
+    fn await_capture(&self, host: &str) {
+        let waited = Instant::now();
+        let prefix = format!("{host}-");
+        while !self.brain_home.join("capture/sessions").is_dir()
+            || !self.count("capture/sessions").iter().any(|name| name.starts_with(&prefix))
+        {
+            let log = std::fs::read_to_string(self.brain_home.join("logs/hooks.log")).unwrap_or_default();
+            assert!(waited.elapsed() < Duration::from_secs(30), "{host}: no capture after 30 s; hooks.log: {log}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     fn count(&self, folder: &str) -> Vec<String> {
@@ -372,8 +385,8 @@ fn qwen_code_runs_no_session_start_with_p_so_its_first_prompt_carries_the_workin
 
 /// GitHub Copilot CLI 1.0.102 in a trusted repository that also has brain's Claude Code hooks
 /// (`.claude/settings.json`, which Copilot runs too, with `COPILOT_CLI=1`): the model gets the
-/// working memory and the task's recall once, from brain's Copilot hooks; agentStop and
-/// sessionEnd capture the session.
+/// working memory and the task's recall once, from brain's Copilot hooks; the session is
+/// captured once Copilot has written it (after its sessionEnd hook: see hook::copilot).
 #[test]
 #[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
 fn copilot_cli_gets_the_working_memory_once_in_a_repository_with_claude_codes_hooks() {
@@ -410,6 +423,9 @@ fn copilot_cli_gets_the_working_memory_once_in_a_repository_with_claude_codes_ho
     // take the session's task recall (its state is the session's) and capture the Copilot
     // events as a Claude Code transcript: quiet, they do neither.
     stage.assert_memory_reached_the_model_once("copilot", &stage.model.chat_request_with(TASK));
+    // Copilot writes the session's events once its sessionEnd hook returned: brain captures
+    // them after the CLI exits.
+    stage.await_capture("copilot");
     let shards = stage.count("capture/sessions");
     assert!(shards.iter().all(|name| name.starts_with("copilot-")), "captured as Copilot only: {shards:?}");
     stage.assert_captured_into_an_arc("copilot");

@@ -73,6 +73,10 @@ pub struct EventArgs {
     /// The host calling the hook: the input it sends and the output it reads
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: Agent,
+    /// session-end: wait for the host to write the session, then capture it (what Copilot
+    /// CLI's sessionEnd hook starts in the background; see hook::copilot)
+    #[arg(long, hide = true)]
+    pub after_host_exit: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,6 +165,9 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         HookCommand::SessionStart(args) => hook::session_start(hook_run(context, args.agent, started)),
         HookCommand::UserPromptSubmit(args) => hook::user_prompt_submit(hook_run(context, args.agent, started)),
         HookCommand::Stop(args) => hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::Stop),
+        HookCommand::SessionEnd(args) if args.after_host_exit => {
+            hook::capture_after_host_exit(hook_run(context, args.agent, started))
+        }
         HookCommand::SessionEnd(args) => {
             hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::SessionEnd)
         }
