@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
-use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, start, within};
+use super::{HookRun, SessionRequest, Started, refresh_rule, start, within};
 use brain_api::error::{BrainError, BrainResult};
 use brain_capture::transcript::MAX_LINE_BYTES;
 use brain_capture::{self as capture, Host, ReadBudget, SessionCaptureOptions, SessionCaptureOutcome};
@@ -78,14 +78,15 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             let brain = started.open_brain()?;
             let cap = super::hosts::size_cap(host, &started.config);
             let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
-            refresh_cursor_rule(&started.context, &brain.session_start(&within(request, cap))?.text);
+            refresh_rule(host, &started.context, &brain.session_start(&within(request, cap))?.text);
             return Ok(quiet);
         }
         let input = std::mem::take(&mut started.input);
         let path = match (input.transcript_path.as_deref(), host) {
             (Some(path), _) => Some(expand_home(Path::new(path))),
-            // Copilot CLI's sessionEnd names the session only.
+            // Copilot CLI's sessionEnd names the session only, and so does every Cline hook.
             (None, Host::Copilot) => input.session().and_then(super::copilot::transcript_of),
+            (None, Host::Cline) => input.session().and_then(super::cline::transcript_of),
             (None, _) => None,
         }
         .ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
@@ -98,7 +99,15 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             super::copilot::capture_after_exit(&started.context, input.session(), &path)?;
             return Ok(quiet);
         }
-        let Some(outcome) = capture(&mut started, host, &path)? else {
+        let captured = capture(&mut started, host, &path)?;
+        if host == Host::Cline {
+            // The rule the project's next Cline task starts with.
+            let cap = super::hosts::size_cap(host, &started.config);
+            let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
+            let text = started.brain()?.session_start(&within(request, cap))?.text;
+            refresh_rule(host, &started.context, &text);
+        }
+        let Some(outcome) = captured else {
             return Ok(quiet);
         };
         let context = &started.context;
@@ -137,8 +146,9 @@ fn capture(started: &mut Started, host: Host, path: &Path) -> BrainResult<Option
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
-    let brain = started.open_brain()?;
-    let left = started.deadline.saturating_duration_since(Instant::now());
+    let deadline = started.deadline;
+    let brain = started.brain()?;
+    let left = deadline.saturating_duration_since(Instant::now());
     // Reading stops early enough to leave time for the arc to be written and the state saved.
     let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
     let options = SessionCaptureOptions {
@@ -150,7 +160,7 @@ fn capture(started: &mut Started, host: Host, path: &Path) -> BrainResult<Option
         },
         ..SessionCaptureOptions::default()
     };
-    Ok(Some(capture::capture_session(&brain, path, &options)?))
+    Ok(Some(capture::capture_session(brain, path, &options)?))
 }
 
 /// `~/x` as a host may write it.

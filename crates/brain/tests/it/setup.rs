@@ -388,7 +388,7 @@ fn setup_finds_hosts_by_their_cli_on_the_path_and_takes_host_choices() {
 
 #[test]
 fn cursors_managed_marker_is_the_one_the_import_skips() {
-    assert_eq!(brain::hook::cursor::MARKER, brain_api::memory_import::MANAGED_FILE_MARKER);
+    assert_eq!(brain::hook::rule::MARKER, brain_api::memory_import::MANAGED_FILE_MARKER);
 }
 
 /// The "done when" with the real hosts: `brain setup --yes` in a fresh HOME wires
