@@ -105,7 +105,8 @@ pub struct ExtractOptions {
 
 /// Where `host` keeps its transcripts: `~/.claude/projects`, `$CODEX_HOME/sessions`
 /// (`~/.codex/sessions`), `~/.gemini/tmp`, `~/.qwen/projects`, `$COPILOT_HOME/session-state`
-/// (`~/.copilot/session-state`), `$XDG_DATA_HOME/opencode/brain-transcripts`.
+/// (`~/.copilot/session-state`), `$XDG_DATA_HOME/opencode/brain-transcripts`, Cline's
+/// `~/.cline/data/sessions` ([`cline_sessions`]).
 pub fn default_projects_dir(host: Host) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     match host {
@@ -118,7 +119,22 @@ pub fn default_projects_dir(host: Host) -> PathBuf {
         Host::Qwen => home.join(".qwen/projects"),
         Host::Copilot => copilot_home(&home).join("session-state"),
         Host::OpenCode => opencode_transcripts(&home),
+        Host::Cline => cline_sessions(&home),
     }
+}
+
+/// Cline's folder: `$CLINE_DIR`, else `~/.cline`.
+pub fn cline_home(home: &Path) -> PathBuf {
+    std::env::var_os("CLINE_DIR").filter(|dir| !dir.is_empty()).map_or_else(|| home.join(".cline"), PathBuf::from)
+}
+
+/// Where Cline keeps its sessions: `$CLINE_SESSION_DATA_DIR`, else `$CLINE_DATA_DIR/sessions`,
+/// else `<Cline's folder>/data/sessions` (as Cline 3.0.65 resolves them).
+pub fn cline_sessions(home: &Path) -> PathBuf {
+    let var = |name: &str| std::env::var_os(name).filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    var("CLINE_SESSION_DATA_DIR")
+        .or_else(|| var("CLINE_DATA_DIR").map(|data| data.join("sessions")))
+        .unwrap_or_else(|| cline_home(home).join("data/sessions"))
 }
 
 /// Where brain's OpenCode plugin writes sessions: `$XDG_DATA_HOME/opencode/brain-transcripts`
@@ -264,7 +280,7 @@ pub fn extract(
         };
         if end < window.since || start > window.until {
             report.skipped.outside_window += 1;
-        } else if matches!(options.host, Host::Codex | Host::Copilot)
+        } else if matches!(options.host, Host::Codex | Host::Copilot | Host::Cline)
             && let Some(filter) = &options.project
             && !summary.project.to_lowercase().contains(&filter.to_lowercase())
         {
@@ -280,7 +296,7 @@ pub fn extract(
     Ok(report)
 }
 
-/// The `.jsonl` files of the project folders that pass the filter and were modified in
+/// The transcripts (`.jsonl`; Cline: `.messages.json`) of the project folders that pass the filter and were modified in
 /// the window, sorted by path.
 fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult<Vec<Candidate>> {
     let root = &options.projects_dir;
@@ -311,7 +327,7 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
                 }
             }
             // A folder per session: the project is known only once its events are read.
-            Host::Copilot => folders.push(dir),
+            Host::Copilot | Host::Cline => folders.push(dir),
             host => {
                 if let Some(filter) = &filter
                     && !entry.file_name().to_string_lossy().to_lowercase().contains(filter.as_str())
@@ -333,7 +349,12 @@ fn discover(options: &ExtractOptions, report: &mut ExtractReport) -> BrainResult
         };
         for file in files.flatten() {
             let path = file.path();
-            if path.extension().is_none_or(|ext| ext != "jsonl") {
+            let transcript = match options.host {
+                // Beside its manifest `<session>.json`.
+                Host::Cline => path.to_string_lossy().ends_with(".messages.json"),
+                _ => path.extension().is_some_and(|ext| ext == "jsonl"),
+            };
+            if !transcript {
                 continue;
             }
             let Ok(metadata) = file.metadata() else {

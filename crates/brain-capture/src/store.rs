@@ -35,7 +35,8 @@ pub fn last_extract_path(home: &Path) -> PathBuf {
 /// captured text too): Claude Code's project folder; `codex-YYYY-MM` for a Codex rollout
 /// (its folders are dates); `gemini-<project>` for a Gemini CLI chat, `qwen-<project>` for a
 /// Qwen Code chat; `copilot-<two first characters of the session id>` for Copilot CLI's
-/// events; `opencode-<directory>` for an OpenCode session.
+/// events; `opencode-<directory>` for an OpenCode session; `cline-<two last characters of
+/// the session id>` for a Cline session.
 pub fn shard_of(host: Host, transcript: &Path) -> String {
     let component = |up: usize| {
         transcript.ancestors().nth(up).and_then(Path::file_name).map(|name| name.to_string_lossy()).unwrap_or_default()
@@ -48,6 +49,12 @@ pub fn shard_of(host: Host, transcript: &Path) -> String {
         Host::Qwen => format!("qwen-{}", component(2)),
         // One folder per session: sessions are spread over 256 shards by their id.
         Host::Copilot => format!("copilot-{}", component(1).chars().take(2).collect::<String>()),
+        // Cline's ids start with the time in milliseconds and end in five random characters.
+        Host::Cline => {
+            let folder = component(1);
+            let tail: String = folder.chars().rev().take(2).collect::<Vec<_>>().into_iter().rev().collect();
+            format!("cline-{tail}")
+        }
     };
     safe_id(&redact_str(&name))
 }
@@ -58,8 +65,8 @@ pub fn shard_of(host: Host, transcript: &Path) -> String {
 /// every character outside `[A-Za-z0-9._-]` replaced by `-`.
 pub fn session_id_of(host: Host, path: &Path) -> String {
     let stem = match host {
-        // `<session>/events.jsonl`: the folder names the session.
-        Host::Copilot => path.parent().and_then(Path::file_name),
+        // `<session>/events.jsonl`, `<session>/<session>.messages.json`: the folder names the session.
+        Host::Copilot | Host::Cline => path.parent().and_then(Path::file_name),
         _ => path.file_stem(),
     };
     let stem = stem.map(|stem| stem.to_string_lossy()).unwrap_or_default();

@@ -27,11 +27,21 @@ pub enum Host {
     /// `~/.local/share/opencode/brain-transcripts/<directory>/<session>.jsonl`).
     #[serde(rename = "opencode")]
     OpenCode,
+    /// Cline's CLI (sessions in `~/.cline/data/sessions/<session>/<session>.messages.json`).
+    Cline,
 }
 
 impl Host {
-    pub const ALL: &'static [Host] =
-        &[Host::ClaudeCode, Host::Codex, Host::Gemini, Host::Cursor, Host::Qwen, Host::Copilot, Host::OpenCode];
+    pub const ALL: &'static [Host] = &[
+        Host::ClaudeCode,
+        Host::Codex,
+        Host::Gemini,
+        Host::Cursor,
+        Host::Qwen,
+        Host::Copilot,
+        Host::OpenCode,
+        Host::Cline,
+    ];
 
     /// The name used on the command line, in arcs and in JSON.
     pub fn as_str(self) -> &'static str {
@@ -43,6 +53,7 @@ impl Host {
             Host::Qwen => "qwen",
             Host::Copilot => "copilot",
             Host::OpenCode => "opencode",
+            Host::Cline => "cline",
         }
     }
 
@@ -56,6 +67,7 @@ impl Host {
             Host::Qwen => "Qwen Code",
             Host::Copilot => "GitHub Copilot CLI",
             Host::OpenCode => "OpenCode",
+            Host::Cline => "Cline",
         }
     }
 }
@@ -91,7 +103,7 @@ mod tests {
             "vim"
                 .parse::<Host>()
                 .unwrap_err()
-                .contains("allowed: claude-code, codex, gemini, cursor, qwen, copilot, opencode")
+                .contains("allowed: claude-code, codex, gemini, cursor, qwen, copilot, opencode, cline")
         );
     }
 }

@@ -298,6 +298,8 @@ pub struct HooksConfig {
     pub copilot_max_chars: usize,
     /// OpenCode's cap of injected context (brain's plugin), in characters.
     pub opencode_max_chars: usize,
+    /// Cline's cap: the working memory in brain's Cline rule (`.cline/rules/`).
+    pub cline_max_chars: usize,
     /// The first prompt of a session gets the memories recalled for it (the task).
     pub task_recall: bool,
 }
@@ -314,6 +316,7 @@ impl Default for HooksConfig {
             qwen_max_chars: 9500,
             copilot_max_chars: 9500,
             opencode_max_chars: 9500,
+            cline_max_chars: 9500,
             task_recall: true,
         }
     }
@@ -504,6 +507,7 @@ pub const PROJECT_ALLOWED: &[(&str, &[&str])] = &[
             "qwen_max_chars",
             "copilot_max_chars",
             "opencode_max_chars",
+            "cline_max_chars",
             "task_recall",
         ],
     ),
@@ -811,6 +815,7 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # qwen_max_chars = 9500    # Qwen Code's cap (it cuts hook text at 10,000)
 # copilot_max_chars = 9500 # GitHub Copilot CLI's cap
 # opencode_max_chars = 9500 # OpenCode's cap (brain's plugin)
+# cline_max_chars = 9500 # Cline's cap (brain's rule in .cline/rules/)
 # refresh_interval = 30    # user-prompt-submit re-injects every N turns, only on change
 # task_recall = true       # the first prompt gets the memories recalled for it
 # timeout_ms = 3000        # a hook gives up with an empty payload after this long
@@ -1052,6 +1057,7 @@ mod tests {
                         | "hooks.qwen_max_chars"
                         | "hooks.copilot_max_chars"
                         | "hooks.opencode_max_chars"
+                        | "hooks.cline_max_chars"
                         | "hooks.task_recall"
                         | "search.mode"
                         | "search.learn_from_use"

@@ -3,7 +3,8 @@
 //! transcript reads only the bytes appended since.
 //!
 //! One normalised session model for every host: each host's reader ([`claude`],
-//! [`codex`], [`gemini`], [`qwen`], [`copilot`], [`opencode`]) turns its lines into the same few events on the
+//! [`codex`], [`gemini`], [`qwen`], [`copilot`], [`opencode`], [`cline`]) turns its lines (Cline: its
+//! session document, read whole) into the same few events on the
 //! [`Accumulator`] — a prompt, assistant text, a tool call, a tool result, a touched file, a
 //! compaction, the working directory and branch — and everything after (summaries, clusters,
 //! arcs) is host-neutral. The summary records the [`Host`].
@@ -24,6 +25,7 @@
 //! (bytes, a deadline) stops reading at a line boundary; the saved state resumes there.
 
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod gemini;
@@ -342,6 +344,18 @@ pub fn scan(
     let mtime_ns = mtime_ns(&metadata);
     // Saved redacted, like everything capture writes (a folder name can hold a token).
     let path_text = redact_str(&path.to_string_lossy()).into_owned();
+    if host == Host::Cline {
+        // Cline rewrites its session document whole: it is read whole, each time it changed.
+        let unchanged =
+            prior.filter(|state| state.path == path_text && state.size == size && state.mtime_ns == mtime_ns);
+        if let Some(state) = unchanged {
+            return Ok(state);
+        }
+        let mut accumulator = Accumulator::new(session_id, host);
+        accumulator.watch = watch.filter(|watch| !watch.is_empty());
+        cline::read(&mut accumulator, file, path, size)?;
+        return Ok(accumulator.finish(path_text, size, mtime_ns, size, project_of));
+    }
     let resumable = prior.filter(|state| state.path == path_text && state.offset <= size && state.size <= size);
     let (mut accumulator, offset) = match resumable {
         // Unchanged since it was read: nothing to read.
@@ -368,7 +382,14 @@ pub fn scan(
 /// entry point for fuzzing and tests of the line readers. Bounded like [`scan`]; never panics.
 pub fn summarize_bytes(host: Host, session_id: &str, bytes: &[u8]) -> SessionSummary {
     let mut accumulator = Accumulator::new(session_id, host);
-    let consumed = accumulator.read_within(bytes, &ReadBudget::default()).map_or(0, |(consumed, _)| consumed);
+    let consumed = if host == Host::Cline {
+        if !cline::document(&mut accumulator, bytes) {
+            accumulator.lines.bad_json += 1;
+        }
+        bytes.len() as u64
+    } else {
+        accumulator.read_within(bytes, &ReadBudget::default()).map_or(0, |(consumed, _)| consumed)
+    };
     let last = |cwd: &str| brain_api::config::sanitize_project_name(&redact_str(cwd.rsplit('/').next().unwrap_or("")));
     accumulator.finish(String::new(), bytes.len() as u64, 0, consumed, &mut |cwd| last(cwd)).summary
 }
@@ -555,6 +576,8 @@ impl Accumulator {
             Host::Qwen => qwen::line(self, text),
             Host::Copilot => copilot::line(self, text),
             Host::OpenCode => opencode::line(self, text),
+            // Read whole by `scan`; a document on one line reads the same.
+            Host::Cline => cline::document(self, text),
         };
         match parsed {
             true => self.lines.records += 1,

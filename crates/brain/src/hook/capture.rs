@@ -2,6 +2,8 @@
 //! ended, from the hook input (`session_id`, `transcript_path`, `cwd`), into its arc. The
 //! transcript is read in its host's format (Claude Code transcript, Codex rollout, Gemini CLI
 //! chat); Cursor's transcripts are not captured: its stop hook keeps the Cursor rule current.
+//! Copilot CLI writes a session's events after its `sessionEnd` hook: that capture waits for
+//! them in a detached brain ([`after_host_exit`], see [`super::copilot`]).
 //!
 //! Inside the hook's deadline: the transcript is read from where the last capture stopped
 //! until a little before the deadline or [`HOOK_READ_BYTES`], whichever comes first, and the
@@ -9,6 +11,7 @@
 //! regular file is read; a transcript that does not exist yet (a session that has written
 //! nothing, `claude -p`, `claude mcp list`) is nothing to capture, not an error.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
 use super::state::SessionState;
-use super::{HookRun, SessionRequest, Started, refresh_cursor_rule, start, within};
+use super::{HookRun, SessionRequest, Started, refresh_rule, start, within};
 use brain_api::app::Brain;
 use brain_api::error::{BrainError, BrainResult};
 use brain_api::usage::SessionUse;
@@ -35,15 +38,34 @@ pub enum CaptureEvent {
     Stop,
     /// The session ended.
     SessionEnd,
+    /// The session ended and its host has since written it (Copilot CLI's detached capture).
+    HostExited,
 }
 
 impl CaptureEvent {
     fn hook_event(self) -> HookEvent {
         match self {
             CaptureEvent::Stop => HookEvent::Stop,
-            CaptureEvent::SessionEnd => HookEvent::SessionEnd,
+            CaptureEvent::SessionEnd | CaptureEvent::HostExited => HookEvent::SessionEnd,
         }
     }
+}
+
+/// The detached capture Copilot CLI's `sessionEnd` hook starts: reads the session from stdin
+/// (the hook wrote it and closed the pipe), waits until the host has written the session's
+/// end (at most [`super::copilot::WAIT_FOR_END`]), then captures as the hook would have, within
+/// the hook's deadline counted from then.
+pub fn after_host_exit(run: HookRun) -> String {
+    let HookRun { host, context, stdin, .. } = run;
+    let mut bytes = Vec::new();
+    // Bounded like any hook input; a read error leaves what came, which the capture judges.
+    let _ = stdin.take(super::MAX_INPUT_BYTES + 1).read_to_end(&mut bytes);
+    let input = super::parse_input(&bytes).unwrap_or_default();
+    if let Some(path) = input.transcript_path.as_deref() {
+        super::copilot::wait_for_session_end(&expand_home(Path::new(path)), super::copilot::WAIT_FOR_END);
+    }
+    let stdin = Box::new(std::io::Cursor::new(bytes));
+    self::run(HookRun { host, context, started: Instant::now(), stdin }, CaptureEvent::HostExited)
 }
 
 pub fn run(run: HookRun, event: CaptureEvent) -> String {
@@ -62,29 +84,43 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             let brain = started.open_brain()?;
             let cap = super::hosts::size_cap(host, &started.config);
             let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
-            refresh_cursor_rule(&started.context, &brain.session_start(&within(request, cap))?.text);
+            refresh_rule(host, &started.context, &brain.session_start(&within(request, cap))?.text);
             return Ok(quiet);
         }
         let input = std::mem::take(&mut started.input);
         let path = match (input.transcript_path.as_deref(), host) {
             (Some(path), _) => Some(expand_home(Path::new(path))),
-            // Copilot CLI's sessionEnd names the session only.
+            // Copilot CLI's sessionEnd names the session only, and so does every Cline hook.
             (None, Host::Copilot) => input.session().and_then(super::copilot::transcript_of),
+            (None, Host::Cline) => input.session().and_then(super::cline::transcript_of),
             (None, _) => None,
         }
         .ok_or_else(|| BrainError::user("hook input has no transcript_path"))?;
-        // A transcript that does not exist yet is nothing to capture (module docs).
-        if let Err(err) = std::fs::metadata(&path)
-            && err.kind() == std::io::ErrorKind::NotFound
+        if host == Host::Copilot
+            && event == CaptureEvent::SessionEnd
+            && super::copilot::is_session_events(&path)
+            && !super::copilot::holds_session_end(&path)
         {
+            // Copilot CLI writes the session's last events once this hook has returned.
+            super::copilot::capture_after_exit(&started.context, input.session(), &path)?;
             return Ok(quiet);
         }
-        let brain = started.open_brain()?;
-        let given = input.session().map(|session| SessionState::load(brain.home(), session).given);
-        let outcome = capture(&started, &brain, host, &path, given.as_deref().unwrap_or_default())?;
-        if let (Some(session), Some(given)) = (input.session(), given.as_deref()) {
-            record_use(&brain, host, session, given, &outcome);
+        // What the session was given, to find the signs of its use while reading.
+        let given = input.session().map(|session| SessionState::load(&started.context.home, session).given);
+        let captured = capture(&mut started, host, &path, given.as_deref().unwrap_or_default())?;
+        if let (Some(session), Some(given), Some(outcome)) = (input.session(), given.as_deref(), captured.as_ref()) {
+            record_use(started.brain()?, host, session, given, outcome);
         }
+        if host == Host::Cline {
+            // The rule the project's next Cline task starts with.
+            let cap = super::hosts::size_cap(host, &started.config);
+            let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
+            let text = started.brain()?.session_start(&within(request, cap))?.text;
+            refresh_rule(host, &started.context, &text);
+        }
+        let Some(outcome) = captured else {
+            return Ok(quiet);
+        };
         let context = &started.context;
         // What was left for later or skipped is worth a line: the arc is not complete yet.
         let mut notes = Vec::new();
@@ -146,16 +182,22 @@ fn watch_of(brain: &Brain, given: &[String]) -> Option<Arc<Watch>> {
     Some(Arc::new(Watch::new(&items)))
 }
 
-/// Captures `path`, watching for use of the `given` items.
+/// Captures `path`, watching for use of the `given` items; `None` when there is nothing to
+/// capture yet (no transcript).
 fn capture(
-    started: &Started,
-    brain: &Brain,
+    started: &mut Started,
     host: Host,
     path: &Path,
     given: &[String],
-) -> BrainResult<SessionCaptureOutcome> {
+) -> BrainResult<Option<SessionCaptureOutcome>> {
+    match std::fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let deadline = started.deadline;
+    let brain = started.brain()?;
     let watch = watch_of(brain, given);
-    let left = started.deadline.saturating_duration_since(Instant::now());
+    let left = deadline.saturating_duration_since(Instant::now());
     // Reading stops early enough to leave time for the arc to be written and the state saved.
     let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
     let options = SessionCaptureOptions {
@@ -168,7 +210,7 @@ fn capture(
         watch,
         ..SessionCaptureOptions::default()
     };
-    capture::capture_session(brain, path, &options)
+    Ok(Some(capture::capture_session(brain, path, &options)?))
 }
 
 /// `~/x` as a host may write it.

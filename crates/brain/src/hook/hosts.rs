@@ -1,12 +1,12 @@
 //! What each host calls brain's four hook events and what it reads back on stdout, checked
 //! against each host's own documentation, schema or source (late 2026):
 //!
-//! | event | Claude Code | Codex | Gemini CLI | Cursor | Qwen Code | Copilot CLI | OpenCode (plugin) |
-//! |---|---|---|---|---|---|---|---|
-//! | session start | `SessionStart` | `SessionStart` | `SessionStart` | `sessionStart` | — | `sessionStart` | `experimental.chat.system.transform` |
-//! | prompt | `UserPromptSubmit` | `UserPromptSubmit` | `BeforeAgent` | `beforeSubmitPrompt` | `UserPromptSubmit` | `userPromptSubmitted` | `chat.message` |
-//! | turn done | `Stop` | `Stop` | `AfterAgent` | `stop` | `Stop` | `agentStop` | `session.idle` |
-//! | session end | `SessionEnd` | — | `SessionEnd` | — | `SessionEnd` | `sessionEnd` | — |
+//! | event | Claude Code | Codex | Gemini CLI | Cursor | Qwen Code | Copilot CLI | OpenCode (plugin) | Cline |
+//! |---|---|---|---|---|---|---|---|---|
+//! | session start | `SessionStart` | `SessionStart` | `SessionStart` | `sessionStart` | — | `sessionStart` | `experimental.chat.system.transform` | `TaskStart` |
+//! | prompt | `UserPromptSubmit` | `UserPromptSubmit` | `BeforeAgent` | `beforeSubmitPrompt` | `UserPromptSubmit` | `userPromptSubmitted` | `chat.message` | — |
+//! | turn done | `Stop` | `Stop` | `AfterAgent` | `stop` | `Stop` | `agentStop` | `session.idle` | `TaskComplete` |
+//! | session end | `SessionEnd` | — | `SessionEnd` | — | `SessionEnd` | `sessionEnd` | — | `SessionShutdown` |
 //!
 //! Context goes back as `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`
 //! (Claude Code, Codex — whose output schemas refuse unknown keys —, Gemini CLI, Qwen Code),
@@ -15,6 +15,12 @@
 //! `{"continue":true}` for its `beforeSubmitPrompt`, which cannot carry context: Cursor gets
 //! its refreshes through the `.cursor/rules/brain.mdc` rule brain keeps current). Each host
 //! has its own size cap.
+//!
+//! Cline 3.0.65 runs its hooks (one executable per event: [`super::cline`]) without waiting
+//! for `TaskStart`, `UserPromptSubmit`, `TaskComplete` or `SessionShutdown`, and reads none of
+//! their output: its hooks keep brain's rule current ([`super::rule`]), which Cline puts into
+//! every task's system prompt, and capture the session; they print `{"cancel":false}`. Its
+//! `UserPromptSubmit` is not installed: it cannot add anything.
 //!
 //! Qwen Code 0.15 runs `SessionStart` only in its interactive and ACP modes and drops what
 //! it returns, so brain does not install it there: the session's first prompt carries the
@@ -69,7 +75,12 @@ pub fn event_name(host: Host, event: HookEvent) -> Option<&'static str> {
         (Host::OpenCode, SessionStart) => "experimental.chat.system.transform",
         (Host::OpenCode, UserPromptSubmit) => "chat.message",
         (Host::OpenCode, Stop) => "session.idle",
-        (Host::Codex | Host::Cursor | Host::OpenCode, SessionEnd) | (Host::Qwen, SessionStart) => return None,
+        (Host::Cline, SessionStart) => "TaskStart",
+        (Host::Cline, Stop) => "TaskComplete",
+        (Host::Cline, SessionEnd) => "SessionShutdown",
+        (Host::Codex | Host::Cursor | Host::OpenCode, SessionEnd)
+        | (Host::Qwen, SessionStart)
+        | (Host::Cline, UserPromptSubmit) => return None,
     })
 }
 
@@ -89,17 +100,18 @@ pub fn context_payload(host: Host, event: HookEvent, context: &str) -> String {
     let name = event_name(host, event).unwrap_or("SessionStart");
     match (host, event) {
         (Host::Cursor, HookEvent::SessionStart) => json!({"additional_context": context}).to_string(),
-        (Host::Cursor, _) => quiet_payload(host, event),
+        (Host::Cursor | Host::Cline, _) => quiet_payload(host, event),
         (Host::Copilot | Host::OpenCode, _) => json!({"additionalContext": context}).to_string(),
         _ => json!({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}).to_string(),
     }
 }
 
 /// What the hook prints when it has nothing to add (and on failure): session start always
-/// answers with its (empty) context; Cursor's prompt hook must let the prompt through; the
-/// other events print nothing.
+/// answers with its (empty) context; Cursor's prompt hook must let the prompt through; Cline's
+/// hooks never cancel; the other events print nothing.
 pub fn quiet_payload(host: Host, event: HookEvent) -> String {
     match (host, event) {
+        (Host::Cline, _) => json!({"cancel": false}).to_string(),
         (_, HookEvent::SessionStart) => context_payload(host, event, ""),
         (Host::Cursor, HookEvent::UserPromptSubmit) => json!({"continue": true}).to_string(),
         (Host::Cursor, _) => "{}".to_string(),
@@ -143,7 +155,7 @@ impl SizeCap {
 
 /// The cap of `host` from the configuration (`[hooks] max_chars`, `codex_max_tokens`,
 /// `gemini_max_chars`, `cursor_max_chars`, `qwen_max_chars`, `copilot_max_chars`,
-/// `opencode_max_chars`).
+/// `opencode_max_chars`, `cline_max_chars`).
 pub fn size_cap(host: Host, config: &HooksConfig) -> SizeCap {
     match host {
         Host::ClaudeCode => SizeCap::Chars(config.max_chars),
@@ -153,6 +165,7 @@ pub fn size_cap(host: Host, config: &HooksConfig) -> SizeCap {
         Host::Qwen => SizeCap::Chars(config.qwen_max_chars),
         Host::Copilot => SizeCap::Chars(config.copilot_max_chars),
         Host::OpenCode => SizeCap::Chars(config.opencode_max_chars),
+        Host::Cline => SizeCap::Chars(config.cline_max_chars),
     }
 }
 
@@ -183,6 +196,12 @@ mod tests {
         assert_eq!(qwen, r#"{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"x"}}"#);
         assert_eq!(installed_events(Host::Qwen).len(), 3, "Qwen Code drops what SessionStart returns");
         assert_eq!(installed_events(Host::Copilot).len(), 4);
+        assert_eq!(context_payload(Host::Cline, HookEvent::SessionStart, "x"), r#"{"cancel":false}"#);
+        assert_eq!(quiet_payload(Host::Cline, HookEvent::Stop), r#"{"cancel":false}"#);
+        assert_eq!(
+            installed_events(Host::Cline),
+            vec![HookEvent::SessionStart, HookEvent::Stop, HookEvent::SessionEnd]
+        );
     }
 
     #[test]

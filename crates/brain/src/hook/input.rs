@@ -2,7 +2,8 @@
 //!
 //! Hosts send nearly the same object (Claude Code, Codex, Gemini CLI and Qwen Code:
 //! `session_id`, `transcript_path`, `cwd`, `hook_event_name`, …; Copilot CLI the same in
-//! camelCase, `sessionId`, `transcriptPath`; Cursor: `conversation_id`, `workspace_roots`, …). brain reads the fields it uses and skips everything else without
+//! camelCase, `sessionId`, `transcriptPath`; Cursor: `conversation_id`, `workspace_roots`, …;
+//! Cline: `sessionContext.rootSessionId`, `workspaceRoots`, no transcript). brain reads the fields it uses and skips everything else without
 //! keeping it. Reading stops at the end of the first JSON value — a host that keeps stdin
 //! open after writing its object does not hold the hook — and after [`MAX_INPUT_BYTES`].
 //! A field of an unexpected type is ignored, not an error: a host that changes a field's
@@ -30,9 +31,13 @@ pub struct HookInput {
     pub transcript_path: Option<String>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub cwd: Option<String>,
-    /// Cursor: the workspace folders (the first one is the project).
-    #[serde(default, deserialize_with = "lenient::strings")]
+    /// Cursor (and Cline, as `workspaceRoots`): the workspace folders (the first one is the
+    /// project).
+    #[serde(default, alias = "workspaceRoots", deserialize_with = "lenient::strings")]
     pub workspace_roots: Vec<String>,
+    /// Cline: `{rootSessionId}`, the session (its folder's name).
+    #[serde(default, alias = "sessionContext", deserialize_with = "session_context")]
+    pub session_context: Option<SessionContext>,
     #[serde(default, deserialize_with = "lenient::string")]
     pub hook_event_name: Option<String>,
     /// SessionStart: `startup`, `resume`, `clear` or `compact`.
@@ -43,10 +48,32 @@ pub struct HookInput {
     pub prompt: Option<String>,
 }
 
+/// Cline's `sessionContext`.
+#[derive(Debug, Default, Deserialize)]
+pub struct SessionContext {
+    #[serde(default, alias = "rootSessionId", deserialize_with = "lenient::string")]
+    pub root_session_id: Option<String>,
+}
+
+/// Cline's `sessionContext` when it is an object; any other value is skipped.
+fn session_context<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<SessionContext>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Lenient {
+        Object(SessionContext),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Lenient::deserialize(deserializer)? {
+        Lenient::Object(context) => Some(context),
+        Lenient::Other(_) => None,
+    })
+}
+
 impl HookInput {
     /// The session's id, whichever field the host names it with.
     pub fn session(&self) -> Option<&str> {
-        self.session_id.as_deref().or(self.conversation_id.as_deref()).filter(|id| !id.is_empty())
+        let cline = self.session_context.as_ref().and_then(|context| context.root_session_id.as_deref());
+        self.session_id.as_deref().or(self.conversation_id.as_deref()).or(cline).filter(|id| !id.is_empty())
     }
 
     /// The session's working directory: `cwd`, else the first workspace root.
@@ -200,6 +227,13 @@ mod tests {
             (cursor.session(), cursor.working_dir(), cursor.prompt.as_deref()),
             (Some("c-1"), Some("/repo"), Some("fix it"))
         );
+        let cline = parse_input(
+            br#"{"taskId":"conv_1","sessionContext":{"rootSessionId":"1795877104670_8p3rs"},"workspaceRoots":["/w/p"]}"#,
+        )
+        .unwrap();
+        assert_eq!((cline.session(), cline.working_dir()), (Some("1795877104670_8p3rs"), Some("/w/p")));
+        let odd = parse_input(br#"{"sessionContext":"x","workspaceRoots":3}"#).unwrap();
+        assert_eq!((odd.session(), odd.working_dir()), (None, None));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | Qwen Code | `~/.qwen/settings.json` | `.qwen/settings.json` | Claude Code's, plus `matcher` |
 //! | Copilot CLI | `$COPILOT_HOME/settings.json` (`~/.copilot`) | `.github/hooks/brain.json` | `{hooks: {<event>: [{type, bash, timeoutSec}]}}`, `version: 1` in `.github/hooks/` |
 //! | OpenCode | `$XDG_CONFIG_HOME/opencode/plugins/brain.js` (`~/.config`) | `.opencode/plugins/brain.js` | brain's plugin ([`super::opencode`]) |
+//! | Cline | `$CLINE_DIR/hooks/` (`~/.cline`) | `.cline/hooks/` | one script per event ([`super::cline`]) |
 //!
 //! Idempotent: an entry already running the same command is left alone; a brain entry with an
 //! older command (another binary path, no `--home`) is replaced in place; entries of other
@@ -66,6 +67,7 @@ pub fn settings_path(
         (Host::Copilot, InstallScope::User) => brain_capture::extract::copilot_home(home).join("settings.json"),
         (Host::Copilot, InstallScope::Project) => project_root.join(COPILOT_PROJECT_HOOKS),
         (Host::OpenCode, scope) => super::opencode::plugin_path(scope, home, project_root),
+        (Host::Cline, scope) => super::cline::hooks_dir(scope, home, project_root),
     }
 }
 
@@ -166,6 +168,10 @@ pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: boo
         // OpenCode has no hook settings: brain is a plugin file.
         return super::opencode::apply(path, prefix, change, dry_run);
     }
+    if host == Host::Cline {
+        // Cline's hooks are files in a folder, one per event.
+        return super::cline::apply(path, prefix, change, dry_run);
+    }
     let before = read_settings(path)?;
     let mut settings: Value = match &before {
         Some(text) if !text.trim().is_empty() => serde_json::from_str(text).map_err(|err| {
@@ -263,7 +269,9 @@ fn entry(host: Host, event: HookEvent, command: &str) -> Value {
         Host::Gemini => {
             json!({"hooks": [{"type": "command", "command": command, "name": format!("brain-{}", event.subcommand())}]})
         }
-        Host::ClaudeCode | Host::Codex | Host::OpenCode => json!({"hooks": [{"type": "command", "command": command}]}),
+        Host::ClaudeCode | Host::Codex | Host::OpenCode | Host::Cline => {
+            json!({"hooks": [{"type": "command", "command": command}]})
+        }
     }
 }
 

@@ -10,9 +10,15 @@
 //! | Codex | `$CODEX_HOME/config.toml` (`~/.codex`) | `[mcp_servers.brain]` `command`, `args` (the rest of the TOML kept as written) |
 //! | Gemini CLI | `~/.gemini/settings.json` | `mcpServers.brain: {command, args}` |
 //! | Cursor | `~/.cursor/mcp.json` | `mcpServers.brain: {command, args}` |
+//! | Qwen Code | `~/.qwen/settings.json` | `mcpServers.brain: {command, args, trust: true}` |
+//! | Copilot CLI | `$COPILOT_HOME/mcp-config.json` (`~/.copilot`) | `mcpServers.brain: {type: "local", command, args, tools: ["*"]}` |
+//! | OpenCode | `$XDG_CONFIG_HOME/opencode/opencode.json` (`~/.config`) | `mcp.brain: {type: "local", command: [command, …args], enabled: true}` |
+//! | Cline | `$CLINE_DATA_DIR/settings/cline_mcp_settings.json` (`~/.cline/data`) | `mcpServers.brain: {transport: {type: "stdio", command, args}}` (as `cline mcp add` writes it) |
 //!
-//! A host not in this table gets no MCP entry from setup (its hooks still work); an entry
-//! named `brain` that runs something other than brain is left alone, with a note.
+//! A host not in this table gets no MCP entry from setup (its hooks still work), nor does
+//! OpenCode when its configuration is `opencode.jsonc` (JSON with comments, which this merge
+//! would not keep); an entry named `brain` that runs something other than brain is left
+//! alone, with a note.
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +47,56 @@ pub fn config_path(host: Host, home: &Path, codex_home: Option<&Path>) -> Option
         Host::Codex => Some(codex_home.map_or_else(|| home.join(".codex"), Path::to_path_buf).join("config.toml")),
         Host::Gemini => Some(home.join(".gemini/settings.json")),
         Host::Cursor => Some(home.join(".cursor/mcp.json")),
-        #[allow(unreachable_patterns)]
-        _ => None,
+        Host::Qwen => Some(home.join(".qwen/settings.json")),
+        Host::Copilot => Some(brain_capture::extract::copilot_home(home).join("mcp-config.json")),
+        Host::OpenCode => {
+            let config = std::env::var_os("XDG_CONFIG_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from);
+            let folder = config.unwrap_or_else(|| home.join(".config")).join("opencode");
+            let json = folder.join("opencode.json");
+            (json.exists() || !folder.join("opencode.jsonc").exists()).then_some(json)
+        }
+        Host::Cline => {
+            let data = std::env::var_os("CLINE_DATA_DIR").filter(|dir| !dir.is_empty()).map(PathBuf::from);
+            let data = data.unwrap_or_else(|| brain_capture::extract::cline_home(home).join("data"));
+            Some(data.join("settings/cline_mcp_settings.json"))
+        }
+    }
+}
+
+/// The key of the servers' table in `host`'s file.
+fn servers_key(host: Host) -> &'static str {
+    if host == Host::OpenCode { "mcp" } else { "mcpServers" }
+}
+
+/// brain's entry in `host`'s shape.
+fn server_entry(host: Host, server: &McpServer) -> Value {
+    let (command, args) = (&server.command, &server.args);
+    match host {
+        Host::ClaudeCode => json!({"type": "stdio", "command": command, "args": args, "env": {}}),
+        Host::Qwen => json!({"command": command, "args": args, "trust": true}),
+        Host::Copilot => json!({"type": "local", "command": command, "args": args, "tools": ["*"]}),
+        Host::OpenCode => {
+            let line: Vec<&String> = std::iter::once(command).chain(args).collect();
+            json!({"type": "local", "command": line, "enabled": true})
+        }
+        Host::Cline => json!({"transport": {"type": "stdio", "command": command, "args": args}}),
+        Host::Codex | Host::Gemini | Host::Cursor => json!({"command": command, "args": args}),
+    }
+}
+
+/// The program and arguments an entry runs, in any of the hosts' shapes (a `command` string
+/// and `args`, OpenCode's `command` list, Cline's `transport`).
+fn program_of(entry: &Value) -> (String, Vec<Value>) {
+    let entry = if entry["transport"].is_object() { &entry["transport"] } else { entry };
+    match &entry["command"] {
+        Value::Array(line) => {
+            let program = line.first().and_then(Value::as_str).unwrap_or_default().to_string();
+            (program, line.iter().skip(1).cloned().collect())
+        }
+        command => {
+            let args = entry["args"].as_array().cloned().unwrap_or_default();
+            (command.as_str().unwrap_or_default().to_string(), args)
+        }
     }
 }
 
@@ -131,21 +185,19 @@ fn merge_json(path: &Path, host: Host, before: &str, server: &McpServer) -> Brai
         BrainError::user(format!("{what} in {} is not what {} expects", path.display(), host.display_name()))
     };
     let Some(root) = settings.as_object_mut() else { return Err(shape("the top level")) };
-    let servers = root.entry("mcpServers").or_insert_with(|| json!({}));
-    let Some(servers) = servers.as_object_mut() else { return Err(shape("\"mcpServers\"")) };
-    let entry = match host {
-        Host::ClaudeCode => json!({"type": "stdio", "command": server.command, "args": server.args, "env": {}}),
-        _ => json!({"command": server.command, "args": server.args}),
-    };
+    let key = servers_key(host);
+    let servers = root.entry(key).or_insert_with(|| json!({}));
+    let Some(servers) = servers.as_object_mut() else { return Err(shape(&format!("\"{key}\""))) };
+    let entry = server_entry(host, server);
     let existing = servers.get(SERVER_NAME).cloned();
     let updated = match &existing {
         None => false,
         Some(current) => {
-            let command = current["command"].as_str().unwrap_or_default();
-            if !is_brain(command) {
-                return Ok(Merge::Foreign(command.to_string()));
+            let (command, args) = program_of(current);
+            if !is_brain(&command) {
+                return Ok(Merge::Foreign(command));
             }
-            if current["command"] == entry["command"] && current["args"] == entry["args"] {
+            if (command, args) == program_of(&entry) {
                 return Ok(Merge::Unchanged);
             }
             true
@@ -154,6 +206,12 @@ fn merge_json(path: &Path, host: Host, before: &str, server: &McpServer) -> Brai
     // An older brain entry keeps its place and its other keys (a timeout the user set).
     match servers.get_mut(SERVER_NAME).and_then(Value::as_object_mut) {
         Some(current) => {
+            if host == Host::Cline {
+                // An older flat entry (Cline reads both shapes) becomes the one Cline writes.
+                for flat in ["type", "command", "args"] {
+                    current.remove(flat);
+                }
+            }
             if let Value::Object(fields) = entry {
                 current.extend(fields);
             }
@@ -250,6 +308,77 @@ mod tests {
         assert_eq!(moved.updated, vec!["mcp server brain"]);
         assert!(moved.diff.contains("+command = \"/opt/brain\""), "{}", moved.diff);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "a dry run writes nothing");
+    }
+
+    #[test]
+    fn the_newer_hosts_get_brain_in_their_own_shape_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        let server = server("/usr/bin/brain");
+        let expected = [
+            (Host::Qwen, json!({"command": "/usr/bin/brain", "args": ["--home", "/h/my brain", "mcp"], "trust": true})),
+            (
+                Host::Copilot,
+                json!({"type": "local", "command": "/usr/bin/brain", "args": ["--home", "/h/my brain", "mcp"], "tools": ["*"]}),
+            ),
+            (
+                Host::OpenCode,
+                json!({"type": "local", "command": ["/usr/bin/brain", "--home", "/h/my brain", "mcp"], "enabled": true}),
+            ),
+            (
+                Host::Cline,
+                json!({"transport": {"type": "stdio", "command": "/usr/bin/brain", "args": ["--home", "/h/my brain", "mcp"]}}),
+            ),
+        ];
+        // Under the test's own folder whatever the environment says (COPILOT_HOME, …).
+        let file = |host: Host| match host {
+            Host::Qwen => home.join(".qwen/settings.json"),
+            Host::Copilot => home.join(".copilot/mcp-config.json"),
+            Host::OpenCode => home.join(".config/opencode/opencode.json"),
+            _ => home.join(".cline/data/settings/cline_mcp_settings.json"),
+        };
+        for (host, entry) in expected {
+            let path = file(host);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, r#"{"theme": "dark"}"#).unwrap();
+            let outcome = install(&path, host, &server, false, true).unwrap();
+            assert_eq!(outcome.added, vec!["mcp server brain"], "{host}");
+            let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(value["theme"], "dark", "{host}");
+            assert_eq!(value[servers_key(host)]["brain"], entry, "{host}");
+            assert!(!install(&path, host, &server, false, true).unwrap().changed(), "{host}: idempotent");
+            let moved = install(&path, host, &super::tests::server("/opt/brain"), true, true).unwrap();
+            assert_eq!(moved.updated, vec!["mcp server brain"], "{host}: another binary is an update");
+        }
+        let moved_homes = ["COPILOT_HOME", "XDG_CONFIG_HOME", "CLINE_DIR", "CLINE_DATA_DIR"];
+        if moved_homes.iter().all(|name| std::env::var_os(name).is_none()) {
+            for host in [Host::Qwen, Host::Copilot, Host::OpenCode, Host::Cline] {
+                assert_eq!(config_path(host, home, None), Some(file(host)), "{host}");
+            }
+        }
+        // Cline's older flat entry becomes the shape `cline mcp add` writes.
+        let cline = file(Host::Cline);
+        std::fs::write(
+            &cline,
+            r#"{"mcpServers": {"brain": {"command": "/old/brain", "args": ["mcp"], "timeout": 90}}}"#,
+        )
+        .unwrap();
+        install(&cline, Host::Cline, &server, false, true).unwrap();
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&cline).unwrap()).unwrap();
+        assert_eq!(
+            value["mcpServers"]["brain"],
+            json!({"timeout": 90, "transport": {"type": "stdio", "command": "/usr/bin/brain", "args": ["--home", "/h/my brain", "mcp"]}})
+        );
+        // OpenCode's foreign brain is left alone; a commented opencode.jsonc is not merged.
+        let opencode = file(Host::OpenCode);
+        std::fs::write(&opencode, r#"{"mcp": {"brain": {"type": "local", "command": ["node", "other.js"]}}}"#).unwrap();
+        let outcome = install(&opencode, Host::OpenCode, &server, false, true).unwrap();
+        assert!(!outcome.changed() && outcome.notes[0].contains("runs \"node\""), "{outcome:?}");
+        std::fs::remove_file(&opencode).unwrap();
+        std::fs::write(opencode.with_extension("jsonc"), "// mine\n{}").unwrap();
+        if std::env::var_os("XDG_CONFIG_HOME").is_none() {
+            assert_eq!(config_path(Host::OpenCode, home, None), None);
+        }
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //! for it that the session start did not already give.
 
 mod capture;
+pub mod cline;
 pub mod copilot;
-pub mod cursor;
 mod first_prompt;
 pub mod harness;
 pub mod hosts;
@@ -25,6 +25,7 @@ pub mod mcp_config;
 pub mod opencode;
 pub mod plugin;
 pub mod repo_files;
+pub mod rule;
 mod state;
 
 use std::io::Read;
@@ -168,11 +169,14 @@ fn given_ids(start: &SessionStart) -> impl Iterator<Item = &str> {
     start.pinned.iter().map(|pin| pin.id.as_str()).chain(start.context_recall.iter().map(|recall| recall.id.as_str()))
 }
 
-/// Keeps Cursor's rule current with `text` (only a rule brain wrote; never creates one).
-fn refresh_cursor_rule(context: &Context, text: &str) {
+/// Keeps the rule of `host` (Cursor, Cline) current with `text`: only a rule brain wrote is
+/// rewritten; Cline's hooks also create one in a project that has none (the rule is how a
+/// Cline task gets the working memory; Cursor's comes with `install`).
+fn refresh_rule(host: Host, context: &Context, text: &str) {
     let root = brain_api::config::project_root(&context.cwd);
-    if let Err(err) = cursor::write(&root, text, false) {
-        harness::write_log(&context.home, "cursor rule", None, &err.to_string(), LogPolicy::ExistingHome);
+    if let Err(err) = rule::write(host, &root, text, host == Host::Cline) {
+        let label = format!("{host} rule");
+        harness::write_log(&context.home, &label, None, &err.to_string(), LogPolicy::ExistingHome);
     }
 }
 
@@ -193,8 +197,8 @@ pub fn session_start(run: HookRun) -> String {
             state.give(given_ids(&start));
             state.save(brain.home(), session);
         }
-        if host == Host::Cursor {
-            refresh_cursor_rule(&context, &start.text);
+        if rule::has_rule(host) {
+            refresh_rule(host, &context, &start.text);
         }
         Ok(context_payload(host, HookEvent::SessionStart, &start.text))
     })
@@ -300,7 +304,7 @@ pub fn user_prompt_submit(run: HookRun) -> String {
                     state.brain_hash = Some(start.brain_hash.clone());
                     state.give(given_ids(&start));
                     if host == Host::Cursor {
-                        refresh_cursor_rule(&context, &start.text);
+                        refresh_rule(host, &context, &start.text);
                     } else {
                         output = context_payload(host, HookEvent::UserPromptSubmit, &format!("{NOTE}{}", start.text));
                     }
@@ -455,4 +459,10 @@ fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeC
 /// host's quiet payload.
 pub fn capture_transcript(run: HookRun, event: CaptureEvent) -> String {
     capture::run(run, event)
+}
+
+/// `brain hook session-end --after-host-exit`: the capture Copilot CLI's `sessionEnd` hook
+/// leaves to a detached brain, once the host has written the session ([`copilot`]).
+pub fn capture_after_host_exit(run: HookRun) -> String {
+    capture::after_host_exit(run)
 }

@@ -1,4 +1,4 @@
-//! Every host's hooks (Claude Code, Codex, Gemini CLI, Cursor, Qwen Code, Copilot CLI) fed the
+//! Every host's hooks (Claude Code, Codex, Gemini CLI, Cursor, Qwen Code, Copilot CLI, Cline) fed the
 //! stdin each host really writes (`tests/data/hosts/`, recorded from the hosts' CLIs), their
 //! output checked against each host's output schema; `hook install`/`uninstall` round trips on
 //! every host's settings file, with a binary path holding a space and a custom home; capture of
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::Env;
 
-const HOSTS: [&str; 7] = ["claude-code", "codex", "gemini", "cursor", "qwen", "copilot", "opencode"];
+const HOSTS: [&str; 8] = ["claude-code", "codex", "gemini", "cursor", "qwen", "copilot", "opencode", "cline"];
 
 fn data(host: &str, file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hosts").join(host).join(file)
@@ -463,6 +463,53 @@ fn claude_codes_hooks_stay_quiet_inside_copilot() {
     assert_eq!(hook_log(&env), "");
 }
 
+/// Copilot CLI 1.0.102 writes a session's `events.jsonl` when the session shuts down, after its
+/// `sessionEnd` hook returned (the file does not exist while the hook runs, in a `-p` run of
+/// the real CLI). The hook leaves the capture to a detached brain that waits for the events
+/// to hold the session's end (`session.shutdown`): once Copilot writes them, the session
+/// becomes an arc, with nothing in `hooks.log`.
+#[test]
+fn copilot_cli_sessions_are_captured_when_copilot_writes_them_after_its_session_end_hook() {
+    let env = Env::new();
+    let session = "5ec11051-3c1e-45a5-86ae-5200852d60df";
+    let folder = env.dir.path().join(".copilot/session-state").join(session);
+    // What Copilot has written when its hooks run: the session's folder, no events yet.
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("workspace.yaml"), format!("id: {session}\n")).unwrap();
+    let stdout = hook(&env, "copilot", "session-end", &payload(&env, "copilot", "session-end", None));
+    assert_eq!(check_output("copilot", "sessionEnd", &stdout), None);
+    assert!(!env.home.join("capture").exists(), "nothing to capture while the hook runs");
+
+    // Copilot exits and writes the session (at once, as a whole file).
+    let prompts: String = (1..=5)
+        .map(|n| {
+            let text = format!("copilot step {n}: tighten the retry loop");
+            let at = format!("2026-11-28T14:3{n}:00.000Z");
+            format!(
+                "{}\n",
+                json!({"type": "user.message", "data": {"content": text}, "id": format!("u{n}"), "timestamp": at})
+            )
+        })
+        .collect();
+    let recorded = std::fs::read_to_string(data("copilot", "events.jsonl")).unwrap();
+    let shutdown = recorded.lines().find(|line| line.contains("\"session.shutdown\"")).unwrap();
+    let events = recorded.lines().filter(|line| !line.contains("\"session.shutdown\"")).collect::<Vec<_>>().join("\n");
+    std::fs::write(folder.join("events.tmp"), format!("{events}\n{prompts}{shutdown}\n")).unwrap();
+    std::fs::rename(folder.join("events.tmp"), folder.join("events.jsonl")).unwrap();
+
+    let waited = std::time::Instant::now();
+    let arc = loop {
+        if let Some(arc) = arcs(&env).into_iter().find(|arc| arc.contains("copilot step 1")) {
+            break arc;
+        }
+        assert!(waited.elapsed() < std::time::Duration::from_secs(30), "no arc: {}", hook_log(&env));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(arc.contains("hosts: [copilot]\n") && arc.contains("6 turns"), "{arc}");
+    assert!(arc.contains(&format!("source_sessions: [{session}]")), "{arc}");
+    assert_eq!(hook_log(&env), "");
+}
+
 /// Qwen Code chats (captured at Stop), Copilot CLI session events (captured at sessionEnd,
 /// whose input names the session only) and OpenCode sessions (as brain's plugin writes them,
 /// captured at session.idle) become arcs that name their host, and `brain extract --agent
@@ -746,6 +793,82 @@ fn cursor_gets_a_rule_brain_keeps_current_and_takes_away() {
         .success();
     assert!(!rule.exists());
     assert_eq!(hook_log(&env), "");
+}
+
+/// Cline 3.x: `hook install --agent cline` writes one script per event into `~/.cline/hooks/`
+/// and the working memory as the project's rule; `TaskStart` (Cline's recorded payload, which
+/// names the session as `sessionContext.rootSessionId` and the project as `workspaceRoots`)
+/// keeps the rule current and answers `{"cancel":false}`; `TaskComplete` captures the session
+/// document Cline keeps under `~/.cline/data/sessions/` into an arc that names Cline, which
+/// `extract --agent cline` lists; uninstall takes the scripts and the rule away.
+#[test]
+fn clines_hooks_keep_its_rule_current_and_capture_its_sessions() {
+    let env = env_with_memories();
+    std::fs::create_dir_all(env.project_dir.join(".git/info")).unwrap();
+    let run = |args: &[&str]| env.brain().args(args).output().unwrap();
+    let dry = run(&["hook", "install", "--agent", "cline", "--dry-run"]);
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("+exec "), "{dry:?}");
+    let hooks = env.dir.path().join(".cline/hooks");
+    assert!(!hooks.exists(), "a dry run writes nothing");
+    assert!(run(&["hook", "install", "--agent", "cline"]).status.success());
+    let names: Vec<String> =
+        std::fs::read_dir(&hooks).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let rule = env.project_dir.join(".cline/rules/brain-working-memory.md");
+    assert!(std::fs::read_to_string(&rule).unwrap().contains("# Working memory: demo"));
+    let again: Value = serde_json::from_slice(&run(&["hook", "install", "--agent", "cline", "--json"]).stdout).unwrap();
+    assert_eq!(again["diff"], "", "idempotent: {again}");
+
+    let input = |event: &str| {
+        let mut input: Value =
+            serde_json::from_str(&std::fs::read_to_string(data("cline", &format!("{event}.json"))).unwrap()).unwrap();
+        input["workspaceRoots"] = json!([env.project_dir]);
+        input
+    };
+    std::fs::remove_file(&rule).unwrap();
+    let stdout = hook(&env, "cline", "session-start", &input("session-start"));
+    assert_eq!(stdout.trim(), r#"{"cancel":false}"#);
+    assert!(std::fs::read_to_string(&rule).unwrap().contains("# Working memory: demo"), "TaskStart writes the rule");
+
+    let session = "1795877104670_8p3rs";
+    let folder = env.dir.path().join(".cline/data/sessions").join(session);
+    std::fs::create_dir_all(&folder).unwrap();
+    let manifest = json!({"session_id": session, "cwd": env.project_dir, "status": "completed"});
+    std::fs::write(folder.join(format!("{session}.json")), manifest.to_string()).unwrap();
+    let mut messages = Vec::new();
+    for n in 1..=6_i64 {
+        let at = 1_795_877_105_000_i64 + n * 60_000;
+        let text = format!("<user_input mode=\"act\">cline step {n}: tighten the retry loop</user_input>");
+        messages.push(json!({"role": "user", "content": [{"type": "text", "text": text}], "ts": at}));
+        let edit = json!({"type": "tool_use", "id": format!("c{n}"), "name": "editor", "input": {"path": env.project_dir.join("src/retry.rs")}});
+        messages
+            .push(json!({"role": "assistant", "content": [{"type": "text", "text": "Done."}, edit], "ts": at + 1000}));
+    }
+    let document = json!({"version": 1, "sessionId": session, "messages": messages, "system_prompt": "# Rules"});
+    std::fs::write(folder.join(format!("{session}.messages.json")), serde_json::to_string_pretty(&document).unwrap())
+        .unwrap();
+    let stdout = hook(&env, "cline", "stop", &input("stop"));
+    assert_eq!(stdout.trim(), r#"{"cancel":false}"#);
+    assert_eq!(hook_log(&env), "");
+    let arc = arcs(&env).into_iter().find(|arc| arc.contains("cline step 1")).expect("a Cline arc");
+    assert!(arc.contains("hosts: [cline]\n") && arc.contains("Cline session"), "{arc}");
+    assert!(arc.contains(&format!("source_sessions: [{session}]")) && arc.contains("6 turns"), "{arc}");
+    assert!(arc.contains("project: demo\n") && arc.contains("src/retry.rs"), "{arc}");
+    let report = env.json(&["extract", "--agent", "cline", "--since", "2026-11-01", "--until", "2026-12-31"]);
+    let sessions = report["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{report}");
+    assert_eq!((sessions[0]["host"].as_str(), sessions[0]["turns"].as_u64()), (Some("cline"), Some(6)));
+
+    assert!(run(&["hook", "uninstall", "--agent", "cline"]).status.success());
+    assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
+    assert!(!rule.exists());
+    // A repository whose .cline/hooks is a link: the project install refuses, writing nothing.
+    let outside = outside(&env);
+    std::fs::create_dir_all(env.project_dir.join(".cline")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.project_dir.join(".cline/hooks")).unwrap();
+    let stderr = failed_with(&run(&["hook", "install", "--agent", "cline", "--scope", "project"]));
+    assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
 }
 
 #[test]

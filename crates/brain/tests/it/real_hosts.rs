@@ -1,5 +1,5 @@
-//! The real agent hosts — Claude Code, Codex, Gemini CLI, Qwen Code and GitHub Copilot CLI
-//! from npm — run offline against settings written by `brain hook install`, with a fake model
+//! The real agent hosts — Claude Code, Codex, Gemini CLI, Qwen Code, GitHub Copilot CLI,
+//! OpenCode and Cline from npm — run offline against settings written by `brain hook install`, with a fake model
 //! server on loopback (`tests/hosts/fake_model.py`) behind each host's base-URL setting. Each
 //! host must accept the installed settings, run brain's session-start hook (whose context must
 //! reach the model: the fake server sees it in the request) and its other hooks (the session is
@@ -278,8 +278,7 @@ impl Stage {
     /// names the host through `brain capture --agent HOST`, which reads the host's transcripts
     /// where the host keeps them (one prompt is a turn: `--min-turns 1`).
     fn assert_captured_into_an_arc(&self, host: &str) {
-        let shards = self.count("capture/sessions");
-        assert!(shards.iter().any(|name| name.starts_with(&format!("{host}-"))), "{host}: no capture: {shards:?}");
+        self.await_capture(host);
         self.brain(&["capture", "--agent", host, "--min-turns", "1", "--since", "1d"]);
         let clusters = self.brain_home.join("vault/clusters");
         let arcs: Vec<String> = std::fs::read_dir(&clusters)
@@ -292,6 +291,20 @@ impl Stage {
             panic!("{host}: no arc names the host: {arcs:?}");
         });
         assert!(arc.contains(TASK), "{host}: the arc holds the session's prompt: {arc}");
+    }
+
+    /// Waits (at most 30 s) for a hook to have captured a session of `host` (its state shard):
+    /// Copilot CLI's capture runs after the CLI exits, in a brain its sessionEnd hook started.
+    fn await_capture(&self, host: &str) {
+        let waited = Instant::now();
+        let prefix = format!("{host}-");
+        while !self.brain_home.join("capture/sessions").is_dir()
+            || !self.count("capture/sessions").iter().any(|name| name.starts_with(&prefix))
+        {
+            let log = std::fs::read_to_string(self.brain_home.join("logs/hooks.log")).unwrap_or_default();
+            assert!(waited.elapsed() < Duration::from_secs(30), "{host}: no capture after 30 s; hooks.log: {log}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     fn count(&self, folder: &str) -> Vec<String> {
@@ -388,8 +401,8 @@ fn qwen_code_runs_no_session_start_with_p_so_its_first_prompt_carries_the_workin
 
 /// GitHub Copilot CLI 1.0.102 in a trusted repository that also has brain's Claude Code hooks
 /// (`.claude/settings.json`, which Copilot runs too, with `COPILOT_CLI=1`): the model gets the
-/// working memory and the task's recall once, from brain's Copilot hooks; agentStop and
-/// sessionEnd capture the session.
+/// working memory and the task's recall once, from brain's Copilot hooks; the session is
+/// captured once Copilot has written it (after its sessionEnd hook: see hook::copilot).
 #[test]
 #[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
 fn copilot_cli_gets_the_working_memory_once_in_a_repository_with_claude_codes_hooks() {
@@ -426,6 +439,9 @@ fn copilot_cli_gets_the_working_memory_once_in_a_repository_with_claude_codes_ho
     // take the session's task recall (its state is the session's) and capture the Copilot
     // events as a Claude Code transcript: quiet, they do neither.
     stage.assert_memory_reached_the_model_once("copilot", &stage.model.chat_request_with(TASK));
+    // Copilot writes the session's events once its sessionEnd hook returned: brain captures
+    // them after the CLI exits.
+    stage.await_capture("copilot");
     let shards = stage.count("capture/sessions");
     assert!(shards.iter().all(|name| name.starts_with("copilot-")), "captured as Copilot only: {shards:?}");
     stage.assert_captured_into_an_arc("copilot");
@@ -540,4 +556,59 @@ fn claude_code_sessions_record_the_memories_the_agent_used_and_the_rest_as_given
     }
     let log = std::fs::read_to_string(stage.brain_home.join("logs/hooks.log")).unwrap_or_default();
     assert_eq!(log, "", "brain's hooks logged failures");
+/// Cline 3.0.65 runs its hook files without waiting for `TaskStart` or `UserPromptSubmit` and
+/// never reads their output (nor does `UserPromptSubmit` fire in a one-shot run), so no hook
+/// can hand the model a prompt's recall: the task's recall is absent from the request, by
+/// Cline's design. The working memory reaches the model through brain's rule
+/// (`.cline/rules/brain-working-memory.md`, written by `hook install`), once, in the system
+/// prompt; `TaskComplete` captures the session (after the CLI returned: Cline does not wait
+/// for it either).
+#[test]
+#[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
+fn cline_gets_the_working_memory_as_a_rule_but_no_prompt_recall_as_its_hooks_output_is_never_read() {
+    let stage = Stage::new();
+    stage.seed_task_memories();
+    stage.brain(&["hook", "install", "--agent", "cline"]);
+    let hooks = stage.user_home.join(".cline/hooks");
+    for name in ["TaskStart", "TaskComplete", "SessionShutdown"] {
+        assert!(hooks.join(name).is_file(), "{name}");
+    }
+    assert!(stage.env.project_dir.join(".cline/rules/brain-working-memory.md").is_file());
+    let base = format!("{}/v1", stage.base);
+    let vars = [("CLINE_NO_AUTO_UPDATE", "1"), ("TERM", "dumb")];
+    stage.host("cline", &["auth", "-p", "openai-compatible", "-k", "dummy", "-m", "fake", "-b", &base], &vars);
+    // Cline starts a hub daemon that outlives the run: the one this home started is ended.
+    let _daemon = ClineHub(stage.user_home.join(".cline/data/locks/hub/production.json"));
+    let output = stage.host("cline", &["--json", TASK], &vars);
+    assert!(output.contains("Done: the hook ran."), "{output}");
+    let request = stage.model.chat_request_with(TASK);
+    assert_eq!(request.matches(WORKING_MEMORY).count(), 1, "cline: the working memory, once: {request}");
+    assert_eq!(request.matches(RECALLED).count(), 0, "cline: no hook can add the task's recall: {request}");
+    let log = std::fs::read_to_string(stage.brain_home.join("logs/hooks.log")).unwrap_or_default();
+    assert_eq!(log, "", "cline: brain's hooks logged failures");
+    stage.assert_captured_into_an_arc("cline");
+}
+
+/// Ends the hub daemon Cline started for a home: its pid is in the hub's lock file, which the
+/// daemon writes a moment after the run (waited for, at most 10 s: a daemon another home
+/// started serves this one and writes none here); only a process that still is that daemon.
+struct ClineHub(PathBuf);
+
+impl Drop for ClineHub {
+    fn drop(&mut self) {
+        let waited = Instant::now();
+        let pid = loop {
+            let hub = std::fs::read_to_string(&self.0).ok();
+            let pid = hub.and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok()?["pid"].as_u64());
+            if pid.is_some() || waited.elapsed() > Duration::from_secs(10) {
+                break pid;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let Some(pid) = pid else { return };
+        let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&command).contains("--cline-hub-daemon") {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
 }

@@ -386,15 +386,59 @@ fn setup_finds_hosts_by_their_cli_on_the_path_and_takes_host_choices() {
     assert!(config.starts_with("# mine\nmodel = \"o4\"\n\n[mcp_servers.brain]\ncommand = "), "{config}");
 }
 
+/// Setup registers brain's MCP server with Qwen Code, Copilot CLI, OpenCode and Cline too,
+/// each in its own file and shape, next to their hooks; a second run changes nothing.
+#[test]
+fn setup_registers_the_mcp_server_with_the_newer_hosts() {
+    let env = Env::uninitialized();
+    let home = user_home(&env);
+    for folder in [".qwen", ".copilot", ".config/opencode/plugins", ".cline"] {
+        std::fs::create_dir_all(home.join(folder)).unwrap();
+    }
+    let output = env.brain().args(["setup", "--yes", "--no-import"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let done = String::from_utf8(output.stdout).unwrap();
+    for file in [
+        "~/.qwen/settings.json",
+        "~/.copilot/mcp-config.json",
+        "~/.config/opencode/opencode.json",
+        "~/.cline/data/settings/cline_mcp_settings.json",
+    ] {
+        assert!(done.contains(&format!("MCP server brain added to {file}")), "{file}: {done}");
+    }
+    let read = |file: &str| -> Value { serde_json::from_slice(&std::fs::read(home.join(file)).unwrap()).unwrap() };
+    let args = serde_json::json!(["--home", env.home.to_str().unwrap(), "mcp"]);
+    let qwen = read(".qwen/settings.json");
+    assert_eq!(
+        (&qwen["mcpServers"]["brain"]["args"], &qwen["mcpServers"]["brain"]["trust"]),
+        (&args, &Value::Bool(true))
+    );
+    assert!(qwen["hooks"]["UserPromptSubmit"].is_array(), "the hooks too: {qwen}");
+    let copilot = read(".copilot/mcp-config.json");
+    assert_eq!(copilot["mcpServers"]["brain"]["type"], "local");
+    assert_eq!(copilot["mcpServers"]["brain"]["args"], args);
+    let opencode = read(".config/opencode/opencode.json");
+    let line = opencode["mcp"]["brain"]["command"].as_array().unwrap();
+    assert_eq!((line.len(), &line[1..]), (4, &args.as_array().unwrap()[..]));
+    let cline = read(".cline/data/settings/cline_mcp_settings.json");
+    assert_eq!(cline["mcpServers"]["brain"]["transport"]["args"], args);
+    assert!(home.join(".cline/hooks/TaskStart").is_file());
+    let before = snapshot(env.dir.path());
+    let output = env.brain().args(["setup", "--yes", "--no-import"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(snapshot(env.dir.path()), before, "a second setup changed something");
+}
+
 #[test]
 fn cursors_managed_marker_is_the_one_the_import_skips() {
-    assert_eq!(brain::hook::cursor::MARKER, brain_api::memory_import::MANAGED_FILE_MARKER);
+    assert_eq!(brain::hook::rule::MARKER, brain_api::memory_import::MANAGED_FILE_MARKER);
 }
 
 /// The "done when" with the real hosts: `brain setup --yes` in a fresh HOME wires
 /// Claude Code, Codex and Gemini CLI (each runs brain's hooks against the fake model, and
-/// lists brain's MCP server as connected), imports the fixture's drafts, and adds nothing on
-/// a second run.
+/// lists brain's MCP server as connected) and the newer hosts on the PATH (Qwen Code, Copilot
+/// CLI and Cline list brain's MCP server), imports the fixture's drafts, and adds nothing on a
+/// second run.
 #[test]
 #[ignore = "needs the hosts' CLIs from npm: run by .ci/run with BRAIN_TEST_HOSTS_BIN"]
 fn setup_wires_the_real_hosts() {
@@ -434,6 +478,14 @@ fn setup_wires_the_real_hosts() {
     assert!(codex.contains("brain") && codex.contains("mcp"), "{codex}");
     let gemini = stage.host("gemini", &["mcp", "list"], &[("GEMINI_CLI_TRUST_WORKSPACE", "true")]);
     assert!(gemini.contains("brain") && gemini.contains("Connected"), "{gemini}");
+    // The newer hosts list it from the files setup wrote (Qwen Code also starts it).
+    let qwen = stage.host("qwen", &["mcp", "list"], &[]);
+    assert!(qwen.contains("brain") && qwen.contains("Connected"), "{qwen}");
+    let copilot =
+        stage.host("copilot", &["mcp", "list"], &[("COPILOT_OFFLINE", "true"), ("COPILOT_AUTO_UPDATE", "false")]);
+    assert!(copilot.contains("brain (local)"), "{copilot}");
+    let cline = stage.host("cline", &["config", "mcp"], &[("CLINE_NO_AUTO_UPDATE", "1"), ("TERM", "dumb")]);
+    assert!(cline.contains("brain [stdio]"), "{cline}");
 
     let list = Command::new(&stage.brain_bin)
         .env_clear()

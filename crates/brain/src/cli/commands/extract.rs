@@ -28,7 +28,7 @@ pub struct ExtractArgs {
     /// Whose transcripts: claude-code, codex (rollouts), gemini or qwen (chats), copilot (session events), opencode (written by brain's plugin)
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: TranscriptAgent,
-    /// Folder of transcripts [default: ~/.claude/projects; codex: $CODEX_HOME/sessions (~/.codex/sessions); gemini: ~/.gemini/tmp; qwen: ~/.qwen/projects; copilot: $COPILOT_HOME/session-state (~/.copilot/session-state); opencode: ~/.local/share/opencode/brain-transcripts]
+    /// Folder of transcripts [default: ~/.claude/projects; codex: $CODEX_HOME/sessions (~/.codex/sessions); gemini: ~/.gemini/tmp; qwen: ~/.qwen/projects; copilot: $COPILOT_HOME/session-state (~/.copilot/session-state); opencode: ~/.local/share/opencode/brain-transcripts; cline: $CLINE_DIR/data/sessions (~/.cline/data/sessions)]
     #[arg(long, value_name = "DIR")]
     pub projects_dir: Option<PathBuf>,
 }
@@ -43,6 +43,7 @@ pub enum TranscriptAgent {
     Copilot,
     #[value(name = "opencode")]
     OpenCode,
+    Cline,
 }
 
 impl TranscriptAgent {
@@ -54,6 +55,7 @@ impl TranscriptAgent {
             TranscriptAgent::Qwen => Host::Qwen,
             TranscriptAgent::Copilot => Host::Copilot,
             TranscriptAgent::OpenCode => Host::OpenCode,
+            TranscriptAgent::Cline => Host::Cline,
         }
     }
 }

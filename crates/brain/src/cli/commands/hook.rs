@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::hook::install::{self, Change, InstallOutcome, InstallScope};
-use crate::hook::{self, CaptureEvent, HookEvent, HookRun, copilot, cursor, hosts, repo_files};
+use crate::hook::{self, CaptureEvent, HookEvent, HookRun, copilot, hosts, repo_files, rule};
 use brain_api::app::{Brain, Context, SessionRequest};
 use brain_api::config;
 use brain_api::error::{BrainError, BrainResult};
@@ -46,6 +46,7 @@ pub enum Agent {
     Copilot,
     #[value(name = "opencode")]
     OpenCode,
+    Cline,
 }
 
 impl Agent {
@@ -58,6 +59,7 @@ impl Agent {
             Agent::Qwen => Host::Qwen,
             Agent::Copilot => Host::Copilot,
             Agent::OpenCode => Host::OpenCode,
+            Agent::Cline => Host::Cline,
         }
     }
 }
@@ -73,6 +75,10 @@ pub struct EventArgs {
     /// The host calling the hook: the input it sends and the output it reads
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: Agent,
+    /// session-end: wait for the host to write the session, then capture it (what Copilot
+    /// CLI's sessionEnd hook starts in the background; see hook::copilot)
+    #[arg(long, hide = true)]
+    pub after_host_exit: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -81,8 +87,9 @@ pub struct InstallArgs {
     #[arg(long, value_enum, default_value = "claude-code")]
     pub agent: Agent,
     /// user: the host's settings in your home (~/.claude, ~/.codex, ~/.gemini, ~/.cursor,
-    /// ~/.qwen, ~/.copilot; OpenCode: brain's plugin in ~/.config/opencode/plugins); project:
-    /// the same folder at the project root (Copilot: .github/hooks/brain.json)
+    /// ~/.qwen, ~/.copilot; OpenCode: brain's plugin in ~/.config/opencode/plugins; Cline: its
+    /// hook files in ~/.cline/hooks); project: the same folder at the project root (Copilot:
+    /// .github/hooks/brain.json)
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
     /// The program hooks run [default: this brain binary's absolute path, quoted for the shell]
@@ -161,6 +168,9 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         HookCommand::SessionStart(args) => hook::session_start(hook_run(context, args.agent, started)),
         HookCommand::UserPromptSubmit(args) => hook::user_prompt_submit(hook_run(context, args.agent, started)),
         HookCommand::Stop(args) => hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::Stop),
+        HookCommand::SessionEnd(args) if args.after_host_exit => {
+            hook::capture_after_host_exit(hook_run(context, args.agent, started))
+        }
         HookCommand::SessionEnd(args) => {
             hook::capture_transcript(hook_run(context, args.agent, started), CaptureEvent::SessionEnd)
         }
@@ -270,6 +280,12 @@ fn host_notes(host: Host, scope: Scope) -> Vec<String> {
              ~/.local/share/opencode/brain-transcripts/ for capture"
                 .into(),
         ],
+        (Host::Cline, _) => vec![
+            "Cline reads no hook's answer at a task's start or prompt: the working memory reaches it as a rule, \
+             .cline/rules/brain-working-memory.md, which the hooks keep current (and create in a project's first \
+             task, for the next one); there is no per-prompt recall"
+                .into(),
+        ],
         _ => Vec::new(),
     }
 }
@@ -285,14 +301,21 @@ pub fn install_hooks(context: &Context, args: InstallArgs) -> BrainResult<Instal
     let host = args.agent.host();
     let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
     let prefix = command_prefix(context, args.command)?;
-    if host == Host::Cursor {
+    let project_root = config::project_root(&context.cwd);
+    if rule::has_rule(host) {
         // Refused before the settings are written, so a refusal leaves nothing half done.
-        cursor::refuse_links(&config::project_root(&context.cwd))?;
+        rule::refuse_links(host, &project_root)?;
+    }
+    if host == Host::Cline && args.scope == Scope::Project && args.settings.is_none() {
+        // Each hook file too: a repository can carry a link in place of one.
+        for name in hosts::installed_events(host).into_iter().filter_map(|event| hosts::event_name(host, event)) {
+            repo_files::refuse_links(&project_root, &settings.join(name))?;
+        }
     }
     let mut outcome = install::apply(&settings, host, &prefix, Change::Install, args.dry_run)?;
     outcome.notes.extend(host_notes(host, args.scope));
-    if host == Host::Cursor {
-        outcome.notes.push(write_cursor_rule(context, args.dry_run));
+    if rule::has_rule(host) {
+        outcome.notes.push(write_rule(context, host, args.dry_run));
     }
     Ok(outcome)
 }
@@ -301,11 +324,11 @@ fn run_uninstall(context: &Context, args: UninstallArgs, json: bool) -> BrainRes
     let host = args.agent.host();
     let settings = settings_file(context, host, args.scope, args.settings.as_ref())?;
     let mut outcome = install::apply(&settings, host, "", Change::Uninstall, args.dry_run)?;
-    if host == Host::Cursor {
+    if rule::has_rule(host) {
         let root = config::project_root(&context.cwd);
-        let path = cursor::rule_path(&root);
+        let path = rule::rule_path(host, &root);
         let verb = if args.dry_run { "would remove" } else { "removed" };
-        let removed = if args.dry_run { cursor::managed_rule(&root) } else { cursor::remove(&root) };
+        let removed = if args.dry_run { rule::managed_rule(host, &root) } else { rule::remove(host, &root) };
         match removed {
             Ok(true) => outcome.notes.push(format!("{verb} {}", path.display())),
             Ok(false) => {}
@@ -315,22 +338,22 @@ fn run_uninstall(context: &Context, args: UninstallArgs, json: bool) -> BrainRes
     report(&outcome, json, "removed")
 }
 
-/// Writes Cursor's rule for the current project; what happened, as a note.
-fn write_cursor_rule(context: &Context, dry_run: bool) -> String {
+/// Writes the rule of `host` (Cursor, Cline) for the current project; what happened, as a note.
+fn write_rule(context: &Context, host: Host, dry_run: bool) -> String {
     let root = config::project_root(&context.cwd);
-    let path = cursor::rule_path(&root);
+    let path = rule::rule_path(host, &root);
     if dry_run {
         return format!("would write the working memory to {} (kept current by the hooks)", path.display());
     }
     let written = (|| {
         let brain = Brain::open(context)?;
-        let cap = hosts::size_cap(Host::Cursor, &brain.config().hooks);
+        let cap = hosts::size_cap(host, &brain.config().hooks);
         let request = SessionRequest { top: 5, max_chars: Some(cap.chars()), ..SessionRequest::default() };
         let start = brain.session_start(&request)?;
-        cursor::write(&root, &start.text, true)
+        rule::write(host, &root, &start.text, true)
     })();
     match written {
-        Ok(cursor::RuleOutcome::NotOurs) => {
+        Ok(rule::RuleOutcome::NotOurs) => {
             format!("{} exists and was not written by brain: left alone", path.display())
         }
         Ok(_) => format!("wrote the working memory to {} (kept current by the hooks; git-excluded)", path.display()),
