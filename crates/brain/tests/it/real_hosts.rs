@@ -556,6 +556,8 @@ fn claude_code_sessions_record_the_memories_the_agent_used_and_the_rest_as_given
     }
     let log = std::fs::read_to_string(stage.brain_home.join("logs/hooks.log")).unwrap_or_default();
     assert_eq!(log, "", "brain's hooks logged failures");
+}
+
 /// Cline 3.0.65 runs its hook files without waiting for `TaskStart` or `UserPromptSubmit` and
 /// never reads their output (nor does `UserPromptSubmit` fire in a one-shot run), so no hook
 /// can hand the model a prompt's recall: the task's recall is absent from the request, by
