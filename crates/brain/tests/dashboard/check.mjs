@@ -312,6 +312,11 @@ const heat = await background("#arcs .badge.hot");
 const layer1 = await background("#items .badge.layer1");
 check(heat && layer1 && heat !== layer1, "a hot arc's badge (" + heat + ") is not the L1 badge's blue (" + layer1 + ")");
 
+// Memory use: the week of the one session the fixture played through the hooks.
+const useText = await text("#use");
+check(/% used/.test(useText) && /1 session\b/.test(useText) && /given items/.test(useText),
+  "the Memory use panel shows the week's use rate: " + quote(useText));
+
 // The health chart: points in time order (the start-up tick's earlier line included), an
 // axis with two different ends, the latest reading named.
 const chart = await evaluate(`({

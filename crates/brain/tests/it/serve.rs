@@ -979,6 +979,17 @@ fn the_dashboard_renders_the_brain_in_chromium() {
         "\n",
     ));
     std::fs::write(&health, lines).unwrap();
+    // One session through the hooks whose agent quotes a memory it was given: the Memory use
+    // panel has a week to show.
+    let session = json!({"session_id": "dash", "cwd": env.project_dir});
+    env.brain().args(["hook", "session-start"]).write_stdin(session.to_string()).assert().success();
+    let transcript = env.dir.path().join("dash.jsonl");
+    let record = |kind: &str, content: Value| json!({"type": kind, "timestamp": crate::NOW, "cwd": env.project_dir, "message": {"content": content}});
+    let said = json!([{"type": "text", "text": "As decided, retries are capped at 3."}]);
+    let lines = [record("user", json!("tune the retry loop")), record("assistant", said)];
+    std::fs::write(&transcript, lines.iter().map(|line| format!("{line}\n")).collect::<String>()).unwrap();
+    let stop = json!({"session_id": "dash", "cwd": env.project_dir, "transcript_path": transcript});
+    env.brain().args(["hook", "stop"]).write_stdin(stop.to_string()).assert().success();
     let vault_config = format!("[vault]\npath = {:?}\n", vault.arg());
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/dashboard/check.mjs");
     for (pass, token) in [("open", None), ("token", Some(WRITER))] {
