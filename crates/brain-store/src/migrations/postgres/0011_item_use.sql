@@ -1,7 +1,7 @@
 -- Migration 11 (PostgreSQL): what sessions did with the items they were given (issue 32);
 -- see SQLite's migration 13. Writing rows moves the write generation.
 
-CREATE TABLE item_use (
+CREATE TABLE IF NOT EXISTS item_use (
     item_id    text COLLATE "C" NOT NULL,
     session    text COLLATE "C" NOT NULL,
     project    text NOT NULL,
@@ -16,4 +16,4 @@ CREATE TABLE item_use (
     PRIMARY KEY (item_id, session)
 );
 
-CREATE INDEX item_use_by_time ON item_use (decided_at);
+CREATE INDEX IF NOT EXISTS item_use_by_time ON item_use (decided_at);

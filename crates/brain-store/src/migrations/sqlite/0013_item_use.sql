@@ -5,7 +5,7 @@
 -- change recall, so writing them moves the write generation. Shipped migrations are never
 -- edited.
 
-CREATE TABLE item_use (
+CREATE TABLE IF NOT EXISTS item_use (
     item_id    TEXT NOT NULL,
     session    TEXT NOT NULL,
     project    TEXT NOT NULL,
@@ -20,4 +20,4 @@ CREATE TABLE item_use (
     PRIMARY KEY (item_id, session)
 ) STRICT;
 
-CREATE INDEX item_use_by_time ON item_use (decided_at);
+CREATE INDEX IF NOT EXISTS item_use_by_time ON item_use (decided_at);
