@@ -104,6 +104,10 @@ check(texts(await call("brain_session_start", { topics: "webhooks", task: "fix t
 check(texts(await call("brain_session_start", {}))[0].includes("Working memory"), "session start without parameters");
 check(json(await call("brain_get_memory", { token_budget: 2000 }), 1).token_estimate <= 2000, "get memory within budget");
 await call("brain_get_memory", {});
+check(json(await call("brain_get_memory", { id: remembered.id })).item.title === "Webhook retries use jitter", "get one memory by id");
+const said = json(await call("brain_feedback", { id: remembered.id, useful: true, note: "exactly what the retry loop needed" }));
+check(said.recorded.verdict === "useful" && said.recorded.evidence.includes("retry loop"), `feedback: ${JSON.stringify(said)}`);
+check(json(await call("brain_feedback", { id: newer.id, useful: false })).recorded.verdict === "not_useful", "not useful");
 check(json(await call("brain_context_pack", { task: "retry webhooks", token_budget: 500 }), 1).budget !== undefined, "context pack");
 check(json(await call("brain_update", { id: remembered.id, action: "deprecate" })).updated[0].status === "deprecated", "deprecate");
 check(json(await call("brain_update", { id: remembered.id, action: "approve" })).updated[0].status === "approved", "approve");
@@ -158,6 +162,7 @@ const viaInspector = json(
 );
 check(viaInspector.importance === 3 && viaInspector.confidence === 0.5, `inspector typed arguments: ${JSON.stringify(viaInspector)}`);
 inspect("brain_update", [`id=${viaInspector.id}`, "action=deprecate"]);
+check(json(inspect("brain_feedback", [`id=${viaInspector.id}`, "useful=true"])).recorded.verdict === "useful", "inspector feedback with useful=true");
 inspect("brain_status", []);
 check(json(inspect("brain_mark", ["type=lesson", "text=From the inspector", `arc=${ARC}`, "key=inspector-1"])).written === true, "inspector mark");
 inspect("brain_refresh", ["task=queue"]);
