@@ -22,7 +22,13 @@ use super::state::AppState;
 /// the server at all. What each tool then reads or writes is checked against the token's
 /// grants inside the tool (`brain_api::policy`), item by item and scope by scope.
 pub async fn require_grant(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    let caller = request.extensions().get::<Caller>().cloned().unwrap_or(Caller::Open);
+    // The auth layer names every caller (`Caller::Open` on a server without tokens); a
+    // request it did not name is refused, never taken as open.
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        let unknown =
+            brain_api::error::BrainError::Forbidden { message: "the caller of this MCP request is unknown".into() };
+        return ApiError::from(unknown).into_response();
+    };
     let scope = brain_core::Scope::Project(state.default_project.clone());
     match caller.require_read(&scope) {
         Ok(()) => next.run(request).await,
