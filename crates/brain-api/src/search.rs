@@ -182,15 +182,21 @@ pub fn search(
         return lexical(store, query, filter, needed);
     }
     let pool = needed.max(FUSION_POOL);
-    let embedder = crate::embed::shared(embed);
-    // The query is embedded on a thread of its own while the lexical ranking runs here: the
-    // two take about as long (docs/BENCHMARKS.md, hybrid in a warm process).
-    let (lexical_hits, embedded) = std::thread::scope(|scope| {
-        let embedding = match &embedder {
-            Ok(Some(embedder)) => Some(scope.spawn(|| embedder.embed(&[text.to_string()]))),
-            _ => None,
-        };
-        (lexical(store, query, filter, pool), embedding.map(|embedding| embedding.join()))
+    // The embedder is built (in a short process: the model loaded) and the query embedded on
+    // a thread of its own while the lexical ranking runs here (docs/BENCHMARKS.md, hybrid).
+    let (lexical_hits, (embedder, embedded)) = std::thread::scope(|scope| {
+        let embedding = scope.spawn(|| {
+            let embedder = crate::embed::shared(embed);
+            let embedded = match &embedder {
+                Ok(Some(embedder)) => Some(embedder.embed(&[text.to_string()])),
+                _ => None,
+            };
+            (embedder, embedded)
+        });
+        let lexical_hits = lexical(store, query, filter, pool);
+        let embedding =
+            embedding.join().unwrap_or_else(|_| (Err(BrainError::internal("the embedding thread panicked")), None));
+        (lexical_hits, embedding)
     });
     let mut lexical_hits = lexical_hits?;
     let mut fall_back = |reason: String| {
@@ -210,9 +216,9 @@ pub fn search(
         Err(err) => return fall_back(err.to_string()),
     };
     let vector = match embedded {
-        Some(Ok(Ok(mut vectors))) => vectors.remove(0),
-        Some(Ok(Err(err))) => return fall_back(err.to_string()),
-        Some(Err(_)) | None => return fall_back("the embedder failed on this query".into()),
+        Some(Ok(mut vectors)) if !vectors.is_empty() => vectors.remove(0),
+        Some(Err(err)) => return fall_back(err.to_string()),
+        Some(Ok(_)) | None => return fall_back("the embedder failed on this query".into()),
     };
     let model = embedder.model_id();
     let near = match store.nearest(&model, &vector, filter, pool) {
