@@ -69,9 +69,10 @@ pub struct Ranking {
     /// What a term matched in the schema key alone is worth, as a share of its weight: a
     /// kind's default key (`root/bugs`) says nothing of an item's subject.
     pub schema_key_share: f64,
-    /// A weak term's weight, as a share of its IDF, in an item named for it (the term in its
-    /// title, tags or files) that also matches a term of the query's subject: a flaky *test*
-    /// of the billing worker is about a test, a note mentioning a test in passing is not.
+    /// A generic task word's weight, as a share of its IDF, in an item named for it (the word
+    /// in its title, tags or files) that also matches a term of the query's subject: a flaky
+    /// *test* of the billing worker is about a test, a note mentioning a test in passing is
+    /// not. (A word most of the store shares stays weak wherever it is.)
     pub named_weak_weight: f64,
 }
 
@@ -280,12 +281,14 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         let mut matched_weight = 0.0;
         let mut bm25 = 0.0;
         for (term, fields, weighted, share) in terms {
-            // A weak word the item is named for (title, tags, files), in an item about the
+            // A task word the item is named for (title, tags, files), in an item about the
             // query's subject, is part of that subject: a flaky *test* of the billing worker.
+            // A word most of the store shares stays weak wherever it is.
             // (The query's total weight is unchanged, so coverage is clamped to 1 below.)
             let named =
                 fields.contains(Fields::TITLE) || fields.contains(Fields::TAGS) || fields.contains(Fields::FILES);
-            let term_weight = if weak[term] && named && subject {
+            let task_word = is_task_word(&query.terms[term].stem);
+            let term_weight = if weak[term] && task_word && named && subject {
                 idf[term] * ranking.named_weak_weight.max(ranking.weak_weight)
             } else {
                 weight[term]
