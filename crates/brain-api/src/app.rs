@@ -798,6 +798,7 @@ impl Brain {
 
     /// The top 5 memories of a scope for a topic: `0.5 × relevance + 0.3 × importance/5 +
     /// 0.2 × exp(−0.05 × days since last access)`; the most recent 5 without a topic or a match.
+    /// An item matched only by the topic's generic words is no match, as in session start.
     fn top_memories(&self, scope: &Scope, topic: Option<&str>) -> BrainResult<Vec<Item>> {
         let filter = ItemFilter {
             scopes: Some(vec![scope.clone()]),
@@ -806,8 +807,9 @@ impl Brain {
             ..ItemFilter::default()
         };
         let query = brain_core::search::Query::parse(topic.unwrap_or(""));
-        let hits =
+        let mut hits =
             if query.is_empty() { Vec::new() } else { crate::search::lexical(&self.store, &query, &filter, 50)? };
+        hits.retain(|hit| !hit.generic_only);
         if hits.is_empty() {
             return Ok(self.store.list(&ItemFilter { limit: Some(5), ..filter })?);
         }

@@ -162,9 +162,17 @@ pub const FUSION_POOL: usize = 50;
 /// lexical order where it is sure.
 const RRF_K: f64 = 10.0;
 
-/// The semantic ranking's weight in the fusion (the lexical one weighs 1): chosen on the
-/// retrieval benchmark so hybrid is never below lexical alone (docs/BENCHMARKS.md).
-const SEMANTIC_WEIGHT: f64 = 0.3;
+/// The semantic vote's weight in the fusion (the lexical one weighs 1 at rank 1), given in
+/// full to a similarity of 1 and scaled down to nothing at [`SIMILARITY_FLOOR`]: an item
+/// votes by how close in meaning it is, not by its place among the nearest (the nearest of
+/// a question nothing answers is still the first). Chosen on the retrieval benchmark
+/// (docs/BENCHMARKS.md, issue 29): by rank at 0.3, MiniLM's paraphrases of the coding
+/// corpus were found by semantic alone (0.898) and lost in the fusion (0.500).
+const SEMANTIC_WEIGHT: f64 = 2.0;
+
+/// Below this cosine similarity a semantic neighbour gets no vote (MiniLM's unrelated
+/// sentences sit around 0–0.3).
+const SIMILARITY_FLOOR: f64 = 0.3;
 
 /// Search in `mode`. Hybrid and semantic need an embedder (`[embed]`) and vectors (`brain
 /// embed`); without them, or when the embedder fails or is slow, the lexical ranking is
@@ -182,15 +190,21 @@ pub fn search(
         return lexical(store, query, filter, needed);
     }
     let pool = needed.max(FUSION_POOL);
-    let embedder = crate::embed::shared(embed);
-    // The query is embedded on a thread of its own while the lexical ranking runs here: the
-    // two take about as long (docs/BENCHMARKS.md, hybrid in a warm process).
-    let (lexical_hits, embedded) = std::thread::scope(|scope| {
-        let embedding = match &embedder {
-            Ok(Some(embedder)) => Some(scope.spawn(|| embedder.embed(&[text.to_string()]))),
-            _ => None,
-        };
-        (lexical(store, query, filter, pool), embedding.map(|embedding| embedding.join()))
+    // The embedder is built (in a short process: the model loaded) and the query embedded on
+    // a thread of its own while the lexical ranking runs here (docs/BENCHMARKS.md, hybrid).
+    let (lexical_hits, (embedder, embedded)) = std::thread::scope(|scope| {
+        let embedding = scope.spawn(|| {
+            let embedder = crate::embed::shared(embed);
+            let embedded = match &embedder {
+                Ok(Some(embedder)) => Some(embedder.embed(&[text.to_string()])),
+                _ => None,
+            };
+            (embedder, embedded)
+        });
+        let lexical_hits = lexical(store, query, filter, pool);
+        let embedding =
+            embedding.join().unwrap_or_else(|_| (Err(BrainError::internal("the embedding thread panicked")), None));
+        (lexical_hits, embedding)
     });
     let mut lexical_hits = lexical_hits?;
     let mut fall_back = |reason: String| {
@@ -210,9 +224,9 @@ pub fn search(
         Err(err) => return fall_back(err.to_string()),
     };
     let vector = match embedded {
-        Some(Ok(Ok(mut vectors))) => vectors.remove(0),
-        Some(Ok(Err(err))) => return fall_back(err.to_string()),
-        Some(Err(_)) | None => return fall_back("the embedder failed on this query".into()),
+        Some(Ok(mut vectors)) if !vectors.is_empty() => vectors.remove(0),
+        Some(Err(err)) => return fall_back(err.to_string()),
+        Some(Ok(_)) | None => return fall_back("the embedder failed on this query".into()),
     };
     let model = embedder.model_id();
     let near = match store.nearest(&model, &vector, filter, pool) {
@@ -243,8 +257,9 @@ pub fn search(
     for (rank, hit) in lexical_hits.into_iter().enumerate() {
         fused.push((lexical_weight / (k + rank as f64 + 1.0), hit));
     }
-    for (rank, (item, similarity)) in near.into_iter().enumerate() {
-        let share = semantic_weight / (k + rank as f64 + 1.0);
+    for (item, similarity) in near {
+        let closeness = ((f64::from(similarity) - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)).clamp(0.0, 1.0);
+        let share = semantic_weight / (k + 1.0) * closeness;
         let note = format!("similar in meaning ({similarity:.2})");
         match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
             Some((score, hit)) => {

@@ -27,6 +27,21 @@ pub struct MiniLm {
     one_text: Option<rayon::ThreadPool>,
 }
 
+/// BERT from `model.safetensors`, each tensor read once into its own memory
+/// ([`super::weights::Weights`]); should that fail (a weight not F32), through candle's
+/// buffered reader, which reads every dtype.
+fn load_weights(path: &Path, config: &Config) -> Result<BertModel, String> {
+    let weights = super::weights::Weights::open(path)?;
+    let builder = VarBuilder::from_backend(Box::new(weights), DType::F32, Device::Cpu);
+    if let Ok(model) = BertModel::load(builder, config) {
+        return Ok(model);
+    }
+    let bytes = std::fs::read(path).map_err(|err| err.to_string())?;
+    let builder =
+        VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu).map_err(|err| err.to_string())?;
+    BertModel::load(builder, config).map_err(|err| err.to_string())
+}
+
 impl MiniLm {
     /// Loads the model from a directory holding `config.json`, `tokenizer.json` and
     /// `model.safetensors`. A missing or unreadable file is a config error naming it.
@@ -45,18 +60,27 @@ impl MiniLm {
         let config: Config =
             serde_json::from_str(&config_text).map_err(|err| config_error(&config_path, err.to_string()))?;
         let tokenizer_path = file("tokenizer.json");
-        let mut tokenizer =
-            Tokenizer::from_file(&tokenizer_path).map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
-            .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
         let weights_path = file("model.safetensors");
-        let weights = std::fs::read(&weights_path).map_err(|err| config_error(&weights_path, err.to_string()))?;
-        let size = weights.len();
-        let builder = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|err| config_error(&weights_path, err.to_string()))?;
-        let model = BertModel::load(builder, &config).map_err(|err| config_error(&weights_path, err.to_string()))?;
+        // The tokenizer (parsing ~0.5 MB of JSON) is read on a second thread while the
+        // weights are read here: a one-shot hybrid search loads both in every process.
+        let (tokenizer, model) = std::thread::scope(|scope| {
+            let tokenizer = scope.spawn(|| -> BrainResult<Tokenizer> {
+                let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
+                    .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
+                tokenizer.with_padding(None);
+                tokenizer
+                    .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+                    .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
+                Ok(tokenizer)
+            });
+            let model = load_weights(&weights_path, &config).map_err(|err| config_error(&weights_path, err));
+            let tokenizer = tokenizer.join().unwrap_or_else(|_| {
+                Err(config_error(&tokenizer_path, "the tokenizer's loading thread panicked".into()))
+            });
+            (tokenizer, model)
+        });
+        let (tokenizer, model) = (tokenizer?, model?);
+        let size = std::fs::metadata(&weights_path).map_err(|err| config_error(&weights_path, err.to_string()))?.len();
         let name = directory.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
         // Without the thread (none could be started), one text runs in the global pool.
         let one_text =

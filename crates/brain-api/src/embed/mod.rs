@@ -10,6 +10,8 @@
 pub mod endpoint;
 #[cfg(feature = "semantic")]
 pub mod local;
+#[cfg(feature = "semantic")]
+mod weights;
 
 use std::path::PathBuf;
 

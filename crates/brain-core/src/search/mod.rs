@@ -27,7 +27,8 @@
 //!    words most of the store shares — weigh 0.3 of their IDF unless they are all the
 //!    query has, and a term found only in an item's schema key (`root/bugs`) a quarter of
 //!    its weight; an item matching nothing else is [`Ranked::generic_only`], which session
-//!    start leaves out.
+//!    start leaves out. A task word counts in full in an item named for it (title, tags,
+//!    files) that also matches the subject: a flaky *test* of the billing worker.
 //! 4. [`Ranked::matched`] says which terms matched in which fields: the `why` every
 //!    surface shows.
 //! 5. [`lend`]: the items written next to a match (same session, capture or arc, adjacent in

@@ -69,6 +69,11 @@ pub struct Ranking {
     /// What a term matched in the schema key alone is worth, as a share of its weight: a
     /// kind's default key (`root/bugs`) says nothing of an item's subject.
     pub schema_key_share: f64,
+    /// A generic task word's weight, as a share of its IDF, in an item named for it (the word
+    /// in its title, tags or files) that also matches a term of the query's subject: a flaky
+    /// *test* of the billing worker is about a test, a note mentioning a test in passing is
+    /// not. (A word most of the store shares stays weak wherever it is.)
+    pub named_weak_weight: f64,
 }
 
 impl Default for Ranking {
@@ -83,6 +88,7 @@ impl Default for Ranking {
             common_share: 0.5,
             common_min_items: 20,
             schema_key_share: 0.25,
+            named_weak_weight: 1.0,
         }
     }
 }
@@ -249,9 +255,8 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
     let date_worth = if query.dates.is_empty() { 0.0 } else { ranking.date_weight * total_weight };
     let mut ranked: Vec<Ranked> = Vec::new();
     for (index, (item, entry)) in candidates.items.iter().zip(&analysed).enumerate() {
-        let mut matched = Vec::new();
-        let mut matched_weight = 0.0;
-        let mut bm25 = 0.0;
+        // Per matched term: which fields, its BM25F term frequency and its weight's share.
+        let mut terms: Vec<(usize, Fields, f64, f64)> = Vec::new();
         let mut subject = false;
         for (term, counts) in entry.frequencies.iter().enumerate() {
             let mut fields = Fields::default();
@@ -270,8 +275,26 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             let schema_key_only = fields == Fields::SCHEMA_KEY;
             let share = if schema_key_only { ranking.schema_key_share } else { 1.0 };
             subject |= !schema_key_only && !weak[term];
-            matched_weight += weight[term] * share;
-            bm25 += weight[term] * share * weighted * (ranking.k1 + 1.0) / (weighted + ranking.k1);
+            terms.push((term, fields, weighted, share));
+        }
+        let mut matched = Vec::with_capacity(terms.len());
+        let mut matched_weight = 0.0;
+        let mut bm25 = 0.0;
+        for (term, fields, weighted, share) in terms {
+            // A task word the item is named for (title, tags, files), in an item about the
+            // query's subject, is part of that subject: a flaky *test* of the billing worker.
+            // A word most of the store shares stays weak wherever it is.
+            // (The query's total weight is unchanged, so coverage is clamped to 1 below.)
+            let named =
+                fields.contains(Fields::TITLE) || fields.contains(Fields::TAGS) || fields.contains(Fields::FILES);
+            let task_word = is_task_word(&query.terms[term].stem);
+            let term_weight = if weak[term] && task_word && named && subject {
+                idf[term] * ranking.named_weak_weight.max(ranking.weak_weight)
+            } else {
+                weight[term]
+            };
+            matched_weight += term_weight * share;
+            bm25 += term_weight * share * weighted * (ranking.k1 + 1.0) / (weighted + ranking.k1);
             matched.push(TermMatch { term, fields });
         }
         let day = item.created_at.to_zoned(jiff::tz::TimeZone::UTC).date();
@@ -432,6 +455,36 @@ mod tests {
         );
         // "webhook" alone is more of the query than "fix" and "bug" together.
         assert!(ranked[0].coverage > 0.25 && ranked[1].coverage < 0.25, "{ranked:?}");
+    }
+
+    #[test]
+    fn a_task_word_an_item_is_named_for_counts_in_full_beside_the_subject() {
+        // The coding corpus's "intermittent test failure … billing worker": both match "test",
+        // "billing" and "worker", but only the first is named for the test.
+        let query = Query::parse("intermittent test failure in the billing worker");
+        let candidates = Candidates {
+            items: vec![
+                item("Design review: billing worker", "billing worker worker notes; we should test the schema"),
+                item("Flaky billing worker integration test", "the billing worker test fails on clock skew"),
+                item("Test plan", "every test runs twice"),
+            ],
+            statistics: TermStatistics { documents: 1000, document_frequency: vec![2, 40, 10, 30, 30] },
+        };
+        let coverage = |ranking: &Ranking| -> Vec<(String, f64, bool)> {
+            rank(&query, &candidates, ranking)
+                .into_iter()
+                .map(|hit| (candidates.items[hit.index].title.clone(), hit.coverage, hit.generic_only))
+                .collect()
+        };
+        let ranked = coverage(&Ranking::default());
+        assert_eq!(ranked[0].0, "Flaky billing worker integration test", "{ranked:?}");
+        assert!(ranked[0].1 > ranked[1].1 + 0.05, "{ranked:?}");
+        // Named for "test" alone, without the subject, it stays a generic match.
+        assert_eq!(ranked[2], ("Test plan".to_string(), ranked[2].1, true), "{ranked:?}");
+        assert!(ranked[2].1 < 0.1, "{ranked:?}");
+        // Without the rule the two are the same match.
+        let flat = coverage(&Ranking { named_weak_weight: 0.0, ..Ranking::default() });
+        assert!((flat[0].1 - flat[1].1).abs() < 1e-9, "{flat:?}");
     }
 
     #[test]

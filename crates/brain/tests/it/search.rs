@@ -91,6 +91,28 @@ fn the_agent_profile_picks_its_memories_with_the_ranking() {
 }
 
 #[test]
+fn the_agent_profile_leaves_out_memories_matched_only_by_generic_task_words() {
+    // As session start does: "fix" and "bug" say what to do, not what about.
+    let env = Env::new();
+    let remember = |title: &str, content: &str| {
+        env.remember(&["--title", title, "--content", content, "--scope", "agent/coach"]);
+    };
+    remember("Webhook signatures", "the webhook signature is an HMAC of the raw body");
+    remember("Parser fix", "fixed the parser bug by escaping quotes");
+    remember("Weekend plans", "we could go hiking or stay in");
+    let output = env
+        .brain()
+        .args(["context", "--profile", "agent", "--agent", "coach", "--topic", "fix the webhook signature bug"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let doc = String::from_utf8(output.stdout).unwrap();
+    assert!(doc.contains("HMAC of the raw body"), "{doc}");
+    assert!(!doc.contains("escaping quotes"), "a memory matched only by fix/bug was picked:\n{doc}");
+    assert!(!doc.contains("we could go hiking"), "an unmatched memory was picked:\n{doc}");
+}
+
+#[test]
 fn mcp_search_and_context_pack_use_the_ranking() {
     let env = skiing_env("project/demo");
     let mut mcp = crate::mcp_support::Mcp::start(&env);

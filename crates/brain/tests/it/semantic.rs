@@ -111,6 +111,11 @@ fn brain_embed_fills_vectors_resumably_and_hybrid_finds_meaning_without_shared_w
     let page = env.json(&["search", "--mode", "hybrid", "release", "vehicle"]);
     let titles: Vec<&str> = page["results"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
     assert_eq!(titles[..2], ["Release train", "Parking"], "{page}");
+    // A neighbour votes by how close it is: the car, close to two of three words in meaning,
+    // outranks the release train, which has the one word but is far from the rest.
+    let page = env.json(&["search", "--mode", "hybrid", "automobile", "sedan", "ship"]);
+    let titles: Vec<&str> = page["results"].as_array().unwrap().iter().map(|r| r["title"].as_str().unwrap()).collect();
+    assert_eq!(titles[..2], ["Parking", "Release train"], "{page}");
     // A model change re-embeds everything.
     configure(&env, &stub(Behaviour::Answer), "concepts-v2");
     assert_eq!(env.json(&["embed", "--dry-run"])["pending"], 4);
