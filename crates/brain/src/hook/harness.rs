@@ -274,8 +274,12 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
         let log = std::fs::read_to_string(dir.path().join("logs/hooks.log")).unwrap();
         assert!(log.contains(" session=h-") && log.contains(" test: timed out after 200 ms"), "{log}");
-        let output =
-            fail_open(dir.path(), "test", LogPolicy::ExistingHome, Instant::now(), "fb".into(), |_| panic!("boom"));
+        // A deadline far off: a panic (whose backtrace may take seconds to capture on a loaded
+        // machine) must be what is logged, not a time-out.
+        let output = fail_open(dir.path(), "test", LogPolicy::ExistingHome, Instant::now(), "fb".into(), |progress| {
+            progress.configure(&HooksConfig { timeout_ms: 60_000, ..HooksConfig::default() });
+            panic!("boom")
+        });
         assert_eq!(output, "fb");
         assert!(std::fs::read_to_string(dir.path().join("logs/hooks.log")).unwrap().contains("panic): boom"));
     }
