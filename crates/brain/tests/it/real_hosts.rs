@@ -156,8 +156,9 @@ impl Stage {
         stage
     }
 
-    /// `brain --home <brain home> ARGS` from the project, as the user.
-    fn brain(&self, args: &[&str]) {
+    /// `brain --home <brain home> ARGS` from the project, as the user; it must succeed. Its
+    /// stdout.
+    fn brain(&self, args: &[&str]) -> Vec<u8> {
         let output = Command::new(&self.brain_bin)
             .env_clear()
             .env("HOME", &self.user_home)
@@ -168,22 +169,12 @@ impl Stage {
             .output()
             .unwrap();
         assert!(output.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output.stdout
     }
 
     /// `brain --home <brain home> ARGS --json` from the project, parsed.
     fn brain_json(&self, args: &[&str]) -> serde_json::Value {
-        let output = Command::new(&self.brain_bin)
-            .env_clear()
-            .env("HOME", &self.user_home)
-            .current_dir(&self.env.project_dir)
-            .arg("--home")
-            .arg(&self.brain_home)
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "brain {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice(&output.stdout).unwrap()
+        serde_json::from_slice(&self.brain(&[args, &["--json"]].concat())).unwrap()
     }
 
     /// Runs a host's CLI from the project; it must succeed. Its stdout and stderr.
