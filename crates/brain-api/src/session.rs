@@ -308,8 +308,7 @@ impl Brain {
             // lately (learning from use: `crate::usage`).
             let mut items = self.store.list(&candidate_filter)?;
             if self.learns_from_use() {
-                let approved = self.approved_filter()(ItemFilter::default());
-                let scopes = approved.scopes.unwrap_or_default();
+                let scopes = self.visible_scopes();
                 for id in self.store.recently_used(&self.project, RECENTLY_USED)? {
                     if items.iter().any(|item| item.id == id) {
                         continue;

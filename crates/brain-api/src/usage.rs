@@ -120,12 +120,7 @@ fn decision_of(record: &UseRecord) -> Decision {
 }
 
 fn clean(text: &str, max: usize) -> String {
-    let redacted = brain_core::redact::redact_str(text);
-    let single = redacted.split_whitespace().collect::<Vec<_>>().join(" ");
-    match single.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &single[..end]),
-        None => single,
-    }
+    brain_core::usage::one_line(&brain_core::redact::redact_str(text), max)
 }
 
 impl Brain {

@@ -225,12 +225,17 @@ fn same_file(a: &str, b: &str) -> bool {
     long == short || (long.ends_with(short) && long.as_bytes()[long.len() - short.len() - 1] == b'/')
 }
 
-fn bounded(text: &str) -> String {
+/// `text` on one line (runs of whitespace as one space), cut to `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
     let single = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match single.char_indices().nth(EVIDENCE_CHARS) {
+    match single.char_indices().nth(max) {
         Some((end, _)) => format!("{}…", &single[..end]),
         None => single,
     }
+}
+
+fn bounded(text: &str) -> String {
+    one_line(text, EVIDENCE_CHARS)
 }
 
 impl Watch {
