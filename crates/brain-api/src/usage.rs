@@ -42,6 +42,8 @@ pub struct SessionUse<'a> {
     pub task: &'a str,
     /// The ids the session was given (pins are left out: they are never learned from).
     pub given: &'a [String],
+    /// Items of `given` (or others) already read by the caller: not read again.
+    pub read: &'a [Item],
     /// Signs of use, the first per item (an item fetched but not given counts too).
     pub hits: &'a [UseHit],
 }
@@ -177,7 +179,8 @@ impl Brain {
         let mut records = Vec::new();
         let mut items: HashMap<String, Item> = HashMap::new();
         for id in ids {
-            let item = match self.item_as_stored(id) {
+            let known = session.read.iter().find(|item| item.id == id).cloned();
+            let item = match known.map_or_else(|| self.item_as_stored(id), |item| Ok(Some(item))) {
                 Ok(Some(item)) => item,
                 _ => {
                     report.skipped += 1;

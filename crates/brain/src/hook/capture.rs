@@ -108,8 +108,10 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
         // What the session was given, to find the signs of its use while reading.
         let given = input.session().map(|session| SessionState::load(&started.context.home, session).given);
         let captured = capture(&mut started, host, &path, given.as_deref().unwrap_or_default())?;
-        if let (Some(session), Some(given), Some(outcome)) = (input.session(), given.as_deref(), captured.as_ref()) {
-            record_use(started.brain()?, host, session, given, outcome);
+        if let (Some(session), Some(given), Some((outcome, watched))) =
+            (input.session(), given.as_deref(), captured.as_ref())
+        {
+            record_use(started.brain()?, host, session, given, watched, outcome);
         }
         if host == Host::Cline {
             // The rule the project's next Cline task starts with.
@@ -118,7 +120,7 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             let text = started.brain()?.session_start(&within(request, cap))?.text;
             refresh_rule(host, &started.context, &text);
         }
-        let Some(outcome) = captured else {
+        let Some((outcome, _)) = captured else {
             return Ok(quiet);
         };
         let context = &started.context;
@@ -151,9 +153,16 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
     })
 }
 
-/// Records what the session did with what it was given (`brain_api::usage`): a failure is
-/// logged, never the hook's.
-fn record_use(brain: &Brain, host: Host, session: &str, given: &[String], outcome: &SessionCaptureOutcome) {
+/// Records what the session did with what it was given (`brain_api::usage`; `watched`: the
+/// given items as capture read them): a failure is logged, never the hook's.
+fn record_use(
+    brain: &Brain,
+    host: Host,
+    session: &str,
+    given: &[String],
+    watched: &[Item],
+    outcome: &SessionCaptureOutcome,
+) {
     if given.is_empty() && outcome.uses.is_empty() {
         return;
     }
@@ -164,6 +173,7 @@ fn record_use(brain: &Brain, host: Host, session: &str, given: &[String], outcom
         project: &outcome.project,
         task: &outcome.task,
         given,
+        read: watched,
         hits: &outcome.uses,
     });
     if let Err(err) = recorded {
@@ -171,32 +181,28 @@ fn record_use(brain: &Brain, host: Host, session: &str, given: &[String], outcom
     }
 }
 
-/// The items a session was given (but pins, never learned from), as what capture watches
-/// for signs of use.
-fn watch_of(brain: &Brain, given: &[String]) -> Option<Arc<Watch>> {
-    if given.is_empty() {
-        return None;
-    }
-    let items: Vec<Item> =
-        given.iter().filter_map(|id| brain.item_as_stored(id).ok().flatten()).filter(|item| !item.pinned).collect();
-    Some(Arc::new(Watch::new(&items)))
+/// The items a session was given (but pins, never learned from): what capture watches for
+/// signs of use.
+fn watched_items(brain: &Brain, given: &[String]) -> Vec<Item> {
+    given.iter().filter_map(|id| brain.item_as_stored(id).ok().flatten()).filter(|item| !item.pinned).collect()
 }
 
-/// Captures `path`, watching for use of the `given` items; `None` when there is nothing to
-/// capture yet (no transcript).
+/// Captures `path`, watching for use of the `given` items (returned as read); `None` when
+/// there is nothing to capture yet (no transcript).
 fn capture(
     started: &mut Started,
     host: Host,
     path: &Path,
     given: &[String],
-) -> BrainResult<Option<SessionCaptureOutcome>> {
+) -> BrainResult<Option<(SessionCaptureOutcome, Vec<Item>)>> {
     match std::fs::metadata(path) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
     let deadline = started.deadline;
     let brain = started.brain()?;
-    let watch = watch_of(brain, given);
+    let watched = watched_items(brain, given);
+    let watch = (!given.is_empty()).then(|| Arc::new(Watch::new(&watched)));
     let left = deadline.saturating_duration_since(Instant::now());
     // Reading stops early enough to leave time for the arc to be written and the state saved.
     let reserve = (left / 4).clamp(Duration::from_millis(50), Duration::from_millis(1000));
@@ -210,7 +216,7 @@ fn capture(
         watch,
         ..SessionCaptureOptions::default()
     };
-    Ok(Some(capture::capture_session(brain, path, &options)?))
+    Ok(Some((capture::capture_session(brain, path, &options)?, watched)))
 }
 
 /// `~/x` as a host may write it.
