@@ -116,10 +116,7 @@ fn make_executable(path: &Path) -> BrainResult<()> {
 /// The session document of Cline session `session` (`<sessions>/<session>/<session>.messages.json`,
 /// see [`brain_capture::extract::cline_sessions`]); `None` for an id that is not one folder name.
 pub fn transcript_of(session: &str) -> Option<PathBuf> {
-    let plain = !session.is_empty()
-        && session.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        && session.len() <= 128;
-    if !plain {
+    if !super::harness::is_folder_name(session) {
         return None;
     }
     let home = std::env::var_os("HOME").map(PathBuf::from)?;

@@ -52,10 +52,7 @@ pub fn quiet_inside_copilot(run: HookRun, event: HookEvent) -> String {
 /// The events file of Copilot CLI session `session`: `$COPILOT_HOME/session-state/<session>/
 /// events.jsonl` (`~/.copilot`); `None` for an id that is not one folder name.
 pub fn transcript_of(session: &str) -> Option<PathBuf> {
-    let plain = !session.is_empty()
-        && session.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        && session.len() <= 128;
-    if !plain {
+    if !super::harness::is_folder_name(session) {
         return None;
     }
     let home = std::env::var_os("HOME").map(PathBuf::from)?;
@@ -98,6 +95,14 @@ pub fn capture_after_exit(context: &Context, session: Option<&str>, transcript: 
     command
         .arg("--home")
         .arg(&context.home)
+        // The hook's clock (`--now` or the time the session ended) and project, so the
+        // capture decides as the hook would have.
+        .arg("--now")
+        .arg(context.now.to_string());
+    if let Some(project) = &context.project {
+        command.arg("--project").arg(project);
+    }
+    command
         .args(["hook", "session-end", "--agent", Host::Copilot.as_str(), "--after-host-exit"])
         .current_dir(&context.cwd)
         .stdin(std::process::Stdio::piped())

@@ -206,6 +206,14 @@ pub fn safe_session_token(id: &str) -> String {
     format!("h-{}", &hex::encode(digest)[..32])
 }
 
+/// Whether a host's session id can name one folder of its own (letters, digits, `-`, `_`;
+/// at most 128 bytes): what Copilot CLI and Cline keep a session's files under.
+pub fn is_folder_name(session: &str) -> bool {
+    !session.is_empty()
+        && session.len() <= 128
+        && session.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+}
+
 /// `8-4-4-4-12` hex digits.
 fn is_uuid(id: &str) -> bool {
     id.len() == 36
