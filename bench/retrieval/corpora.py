@@ -379,3 +379,27 @@ def gen_coding(seed=7, notes=4000):
         )
     rng.shuffle(items)
     return [{"name": f"coding-seed{seed}", "items": items, "queries": queries, "now": "2027-01-01T00:00:00Z"}]
+
+
+def write_import_file(path, items, id_of):
+    """`brain import`'s JSONL of a corpus's items (approved, in the `bench` project), each
+    under the id `id_of(item)`."""
+    lines = []
+    for item in items:
+        record = {
+            "id": id_of(item),
+            "scope": "project/bench",
+            "kind": item["kind"],
+            "title": item["title"],
+            "content": item["content"],
+            "tags": item["tags"],
+            "files": item["files"],
+            "status": "approved",
+            "created_at": item["created_at"],
+            "updated_at": item["created_at"],
+        }
+        if item.get("source"):
+            record["source"] = item["source"]
+        lines.append(json.dumps(record))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")

@@ -132,28 +132,8 @@ def import_home(binary, home_dir, home, home_index):
     if EMBED_CONFIG:
         with open(os.path.join(home_dir, "config.toml"), "w", encoding="utf-8") as handle:
             handle.write(EMBED_CONFIG)
-    lines = []
-    for item in home["items"]:
-        lines.append(
-            json.dumps(
-                {
-                    "id": item_id(home_index, item["key"]),
-                    "scope": "project/bench",
-                    "kind": item["kind"],
-                    "title": item["title"],
-                    "content": item["content"],
-                    "tags": item["tags"],
-                    "files": item["files"],
-                    "status": "approved",
-                    "created_at": item["created_at"],
-                    "updated_at": item["created_at"],
-                    **({"source": item["source"]} if item.get("source") else {}),
-                }
-            )
-        )
     path = os.path.join(home_dir, "items.jsonl")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    corpora.write_import_file(path, home["items"], lambda item: item_id(home_index, item["key"]))
     subprocess.run([binary, "--home", home_dir, "--project", "bench", "import", path], check=True, capture_output=True)
 
 

@@ -72,27 +72,8 @@ def make_home(binary, root, corpus, learn):
     run(binary, home, project, "2027-01-01T00:00:00Z", ["init"])
     with open(os.path.join(home, "brain", "config.toml"), "a", encoding="utf-8") as handle:
         handle.write(f"\n[search]\nlearn_from_use = {'true' if learn else 'false'}\n")
-    lines = []
-    for item in corpus["items"]:
-        lines.append(
-            json.dumps(
-                {
-                    "id": item["id"],
-                    "scope": "project/bench",
-                    "kind": item["kind"],
-                    "title": item["title"],
-                    "content": item["content"],
-                    "tags": item["tags"],
-                    "files": item["files"],
-                    "status": "approved",
-                    "created_at": item["created_at"],
-                    "updated_at": item["created_at"],
-                }
-            )
-        )
     path = os.path.join(home, "items.jsonl")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    corpora.write_import_file(path, corpus["items"], lambda item: item["id"])
     run(binary, home, project, "2027-01-01T00:00:00Z", ["import", path])
     exported = run(binary, home, project, "2027-01-01T00:00:00Z", ["export"])
     tokens = {item["id"]: item["tokens"] for item in map(json.loads, exported.splitlines())}
