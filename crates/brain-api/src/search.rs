@@ -174,6 +174,20 @@ const SEMANTIC_WEIGHT: f64 = 2.0;
 /// sentences sit around 0–0.3).
 const SIMILARITY_FLOOR: f64 = 0.3;
 
+/// The similarity a semantic neighbour must pass to vote: [`SIMILARITY_FLOOR`], or higher
+/// when a full pool of `pool` neighbours was found — the similarity of the pool's last, so
+/// only what stands above the crowd of a query's neighbours votes. Chat turns full of small
+/// talk sit close to any question (a flat crowd at 0.4–0.5 gets no vote), while a note that
+/// paraphrases the query stands out from its neighbours (docs/BENCHMARKS.md, issue 29, third
+/// pass: REALTALK hybrid recall@5 0.487 → 0.502, coding paraphrase 0.704 → 0.731). A pool
+/// not full (a small store) has no crowd to measure.
+fn similarity_floor(near: &[(Item, f32)], pool: usize) -> f64 {
+    match near.last() {
+        Some((_, last)) if near.len() >= pool => SIMILARITY_FLOOR.max(f64::from(*last)),
+        _ => SIMILARITY_FLOOR,
+    }
+}
+
 /// Search in `mode`. Hybrid and semantic need an embedder (`[embed]`) and vectors (`brain
 /// embed`); without them, or when the embedder fails or is slow, the lexical ranking is
 /// returned and every hit's `why` says why.
@@ -194,9 +208,10 @@ pub fn search(
     // a thread of its own while the lexical ranking runs here (docs/BENCHMARKS.md, hybrid).
     let (lexical_hits, (embedder, embedded)) = std::thread::scope(|scope| {
         let embedding = scope.spawn(|| {
-            let embedder = crate::embed::shared(embed);
+            let query = [text.to_string()];
+            let embedder = crate::embed::for_texts(embed, &query);
             let embedded = match &embedder {
-                Ok(Some(embedder)) => Some(embedder.embed(&[text.to_string()])),
+                Ok(Some(embedder)) => Some(embedder.embed(&query)),
                 _ => None,
             };
             (embedder, embedded)
@@ -252,13 +267,14 @@ pub fn search(
             .collect());
     }
     let (semantic_weight, k) = (SEMANTIC_WEIGHT, RRF_K);
+    let floor = similarity_floor(&near, pool);
     let mut fused: Vec<(f64, Hit)> = Vec::new();
     let lexical_weight = 1.0;
     for (rank, hit) in lexical_hits.into_iter().enumerate() {
         fused.push((lexical_weight / (k + rank as f64 + 1.0), hit));
     }
     for (item, similarity) in near {
-        let closeness = ((f64::from(similarity) - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)).clamp(0.0, 1.0);
+        let closeness = ((f64::from(similarity) - floor) / (1.0 - floor)).clamp(0.0, 1.0);
         let share = semantic_weight / (k + 1.0) * closeness;
         let note = format!("similar in meaning ({similarity:.2})");
         match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
@@ -280,4 +296,25 @@ pub fn search(
             hit
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_stands_above_a_full_pools_crowd_gets_a_semantic_vote() {
+        let now = "2026-11-01T00:00:00Z".parse().unwrap();
+        let near = |similarities: &[f32]| -> Vec<(Item, f32)> {
+            let items = brain_core::assemble::fixtures::generate_items(similarities.len(), 7, now);
+            items.into_iter().zip(similarities.iter().copied()).collect()
+        };
+        // A full pool: its last neighbour's similarity is the floor.
+        assert_eq!(similarity_floor(&near(&[0.9, 0.6, 0.45]), 3), f64::from(0.45f32));
+        // A crowd below the base floor does not lower it.
+        assert_eq!(similarity_floor(&near(&[0.5, 0.2, 0.1]), 3), SIMILARITY_FLOOR);
+        // A pool not full (a small store) has no crowd: the base floor.
+        assert_eq!(similarity_floor(&near(&[0.9, 0.6]), 3), SIMILARITY_FLOOR);
+        assert_eq!(similarity_floor(&[], 3), SIMILARITY_FLOOR);
+    }
 }

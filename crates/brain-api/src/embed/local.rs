@@ -3,7 +3,8 @@
 //! padding is switched off and batches are padded here), L2 normalisation — what
 //! sentence-transformers computes for this model.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -25,6 +26,51 @@ pub struct MiniLm {
     /// against ~11 ms on two), and in the global pool its idle workers spin for the core the
     /// lexical ranking runs on beside it. Batches (`brain embed`) use the global pool.
     one_text: Option<rayon::ThreadPool>,
+    /// A model loaded for known texts only ([`MiniLm::load_for`]): each of their word
+    /// pieces' id → its row in the narrowed embedding matrix. `None`: the whole vocabulary.
+    vocabulary: Option<HashMap<u32, u32>>,
+}
+
+/// The files of a model directory, and what to say when one cannot be loaded.
+struct Files {
+    config: PathBuf,
+    tokenizer: PathBuf,
+    weights: PathBuf,
+}
+
+impl Files {
+    fn of(directory: &Path) -> Files {
+        Files {
+            config: directory.join("config.json"),
+            tokenizer: directory.join("tokenizer.json"),
+            weights: directory.join("model.safetensors"),
+        }
+    }
+}
+
+fn config_error(path: &Path, detail: String) -> BrainError {
+    BrainError::Config {
+        message: format!("[embed] model_path: cannot load {}: {detail}", path.display()),
+        hint: Some(
+            "model_path is a directory with config.json, tokenizer.json and model.safetensors of all-MiniLM-L6-v2"
+                .into(),
+        ),
+    }
+}
+
+fn read_config(path: &Path) -> BrainResult<Config> {
+    let text = std::fs::read_to_string(path).map_err(|err| config_error(path, err.to_string()))?;
+    serde_json::from_str(&text).map_err(|err| config_error(path, err.to_string()))
+}
+
+/// The tokenizer (parsing ~0.5 MB of JSON), without padding, truncating to [`MAX_TOKENS`].
+fn load_tokenizer(path: &Path) -> BrainResult<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|err| config_error(path, err.to_string()))?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
+        .map_err(|err| config_error(path, err.to_string()))?;
+    Ok(tokenizer)
 }
 
 /// BERT from `model.safetensors`, each tensor read once into its own memory
@@ -46,46 +92,110 @@ impl MiniLm {
     /// Loads the model from a directory holding `config.json`, `tokenizer.json` and
     /// `model.safetensors`. A missing or unreadable file is a config error naming it.
     pub fn load(directory: &Path) -> BrainResult<MiniLm> {
-        let file = |name: &str| directory.join(name);
-        let config_error = |path: &Path, detail: String| BrainError::Config {
-            message: format!("[embed] model_path: cannot load {}: {detail}", path.display()),
-            hint: Some(
-                "model_path is a directory with config.json, tokenizer.json and model.safetensors of all-MiniLM-L6-v2"
-                    .into(),
-            ),
-        };
-        let config_path = file("config.json");
-        let config_text =
-            std::fs::read_to_string(&config_path).map_err(|err| config_error(&config_path, err.to_string()))?;
-        let config: Config =
-            serde_json::from_str(&config_text).map_err(|err| config_error(&config_path, err.to_string()))?;
-        let tokenizer_path = file("tokenizer.json");
-        let weights_path = file("model.safetensors");
-        // The tokenizer (parsing ~0.5 MB of JSON) is read on a second thread while the
-        // weights are read here: a one-shot hybrid search loads both in every process.
+        let files = Files::of(directory);
+        let config = read_config(&files.config)?;
+        // The tokenizer is read on a second thread while the weights are read here: a
+        // one-shot hybrid search loads both in every process.
         let (tokenizer, model) = std::thread::scope(|scope| {
-            let tokenizer = scope.spawn(|| -> BrainResult<Tokenizer> {
-                let mut tokenizer = Tokenizer::from_file(&tokenizer_path)
-                    .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
-                tokenizer.with_padding(None);
-                tokenizer
-                    .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..TruncationParams::default() }))
-                    .map_err(|err| config_error(&tokenizer_path, err.to_string()))?;
-                Ok(tokenizer)
-            });
-            let model = load_weights(&weights_path, &config).map_err(|err| config_error(&weights_path, err));
+            let tokenizer = scope.spawn(|| load_tokenizer(&files.tokenizer));
+            let model = load_weights(&files.weights, &config).map_err(|err| config_error(&files.weights, err));
             let tokenizer = tokenizer.join().unwrap_or_else(|_| {
-                Err(config_error(&tokenizer_path, "the tokenizer's loading thread panicked".into()))
+                Err(config_error(&files.tokenizer, "the tokenizer's loading thread panicked".into()))
             });
             (tokenizer, model)
         });
-        let (tokenizer, model) = (tokenizer?, model?);
-        let size = std::fs::metadata(&weights_path).map_err(|err| config_error(&weights_path, err.to_string()))?.len();
+        MiniLm::assemble(directory, &files, &config, tokenizer?, model?, None)
+    }
+
+    /// The model for `texts` only (a one-shot `brain search --mode hybrid` embeds its query
+    /// and nothing else): of the word-embedding matrix (30,522 rows, 47 MB of MiniLM's 87)
+    /// only the rows of the texts' word pieces are read. The encoder's weights are read on a
+    /// second thread while the tokenizer loads and splits the texts. Embedding any other text
+    /// with it is an error ([`EmbedError::Unavailable`]). Should the narrowed load fail (a
+    /// model laid out otherwise), the whole model is loaded.
+    pub fn load_for(directory: &Path, texts: &[String]) -> BrainResult<MiniLm> {
+        let files = Files::of(directory);
+        let config = read_config(&files.config)?;
+        match MiniLm::narrowed(&files, &config, texts) {
+            Ok((tokenizer, model, vocabulary)) => {
+                MiniLm::assemble(directory, &files, &config, tokenizer, model, Some(vocabulary))
+            }
+            Err(_) => MiniLm::load(directory),
+        }
+    }
+
+    fn narrowed(
+        files: &Files,
+        config: &Config,
+        texts: &[String],
+    ) -> Result<(Tokenizer, BertModel, HashMap<u32, u32>), String> {
+        let weights = super::weights::Weights::open(&files.weights)?;
+        let names = weights.f32_names();
+        let mut words = names.iter().filter(|name| name.ends_with("embeddings.word_embeddings.weight"));
+        let (Some(word_name), None) = (words.next().map(|name| name.to_string()), words.next()) else {
+            return Err("no single word-embedding matrix".into());
+        };
+        // Everything the model asks for but the word embeddings (BERT's pooler is not),
+        // largest first, read by two threads taking the next tensor in turn: a second thread
+        // from the start, and this one once the texts are split into word pieces.
+        let encoder: Vec<&str> =
+            names.iter().copied().filter(|name| *name != word_name && !name.contains("pooler.")).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let read_encoder = || -> candle_core::Result<Vec<(String, Tensor)>> {
+            let mut file = weights.reader()?;
+            let mut read = Vec::new();
+            while let Some(name) = encoder.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                read.push((name.to_string(), weights.read_with(&mut file, name)?));
+            }
+            Ok(read)
+        };
+        std::thread::scope(|scope| {
+            let helper = scope.spawn(read_encoder);
+            let tokenizer = load_tokenizer(&files.tokenizer).map_err(|err| err.to_string());
+            let ids = tokenizer.as_ref().map_err(String::clone).and_then(|tokenizer| {
+                let encodings = tokenizer.encode_batch(texts.to_vec(), true).map_err(|err| err.to_string())?;
+                // The padding id (0) too: a batch of several texts is padded with it.
+                let mut ids: Vec<u32> =
+                    encodings.iter().flat_map(|encoding| encoding.get_ids().iter().copied()).collect();
+                ids.push(0);
+                ids.sort_unstable();
+                ids.dedup();
+                Ok(ids)
+            });
+            let rows = ids
+                .as_ref()
+                .map_err(String::clone)
+                .and_then(|ids| weights.read_rows(&word_name, ids).map_err(|err| err.to_string()));
+            let mine = read_encoder();
+            let theirs = helper.join().map_err(|_| "the weights' loading thread panicked".to_string())?;
+            let (tokenizer, ids, rows) = (tokenizer?, ids?, rows?);
+            let mut tensors: HashMap<String, Tensor> = mine.map_err(|err| err.to_string())?.into_iter().collect();
+            tensors.extend(theirs.map_err(|err| err.to_string())?);
+            tensors.insert(word_name.clone(), rows);
+            let narrowed = Config { vocab_size: ids.len(), ..config.clone() };
+            let builder =
+                VarBuilder::from_backend(Box::new(super::weights::Prepared(tensors)), DType::F32, Device::Cpu);
+            let model = BertModel::load(builder, &narrowed).map_err(|err| err.to_string())?;
+            let vocabulary = ids.iter().enumerate().map(|(row, &id)| (id, row as u32)).collect();
+            Ok((tokenizer, model, vocabulary))
+        })
+    }
+
+    fn assemble(
+        directory: &Path,
+        files: &Files,
+        config: &Config,
+        tokenizer: Tokenizer,
+        model: BertModel,
+        vocabulary: Option<HashMap<u32, u32>>,
+    ) -> BrainResult<MiniLm> {
+        let size =
+            std::fs::metadata(&files.weights).map_err(|err| config_error(&files.weights, err.to_string()))?.len();
         let name = directory.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
         // Without the thread (none could be started), one text runs in the global pool.
         let one_text =
             rayon::ThreadPoolBuilder::new().num_threads(1).thread_name(|_| "brain-embed-query".into()).build().ok();
-        Ok(MiniLm { model, tokenizer, id: format!("local:{name}:{}:{size}", config.hidden_size), one_text })
+        Ok(MiniLm { model, tokenizer, id: format!("local:{name}:{}:{size}", config.hidden_size), one_text, vocabulary })
     }
 
     pub fn model_id(&self) -> String {
@@ -109,10 +219,18 @@ impl MiniLm {
         let longest = encodings.iter().map(|encoding| encoding.get_ids().len()).max().unwrap_or(1).max(1);
         let mut ids = Vec::with_capacity(texts.len() * longest);
         let mut mask = Vec::with_capacity(texts.len() * longest);
+        // The padding id, in the narrowed vocabulary's rows when the model has one.
+        let row = |id: u32| match &self.vocabulary {
+            None => Some(id),
+            Some(vocabulary) => vocabulary.get(&id).copied(),
+        };
+        let pad = row(0).ok_or_else(|| failed(&"the narrowed model has no padding row"))?;
         for encoding in &encodings {
             let real = encoding.get_ids();
-            ids.extend_from_slice(real);
-            ids.extend(std::iter::repeat_n(0u32, longest - real.len()));
+            for &id in real {
+                ids.push(row(id).ok_or_else(|| failed(&"the model was loaded for other texts"))?);
+            }
+            ids.extend(std::iter::repeat_n(pad, longest - real.len()));
             mask.extend(std::iter::repeat_n(1u32, real.len()));
             mask.extend(std::iter::repeat_n(0u32, longest - real.len()));
         }

@@ -195,6 +195,36 @@ pub fn shared(config: &EmbedConfig) -> BrainResult<Option<std::sync::Arc<Embedde
     Ok(Some(embedder))
 }
 
+/// Whether this process embeds one query and exits (`brain search`): then a local model is
+/// loaded for that query alone ([`for_texts`]).
+static ONE_SHOT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says this process embeds what one command asks and exits (`brain search`), never more:
+/// a local model then reads only what those texts need (see [`for_texts`]).
+pub fn one_shot_process() {
+    ONE_SHOT.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// An embedder for `texts`: the process's warm one, else — in a one-shot process with a
+/// local model — a model loaded for these texts only (not kept: it can embed nothing else),
+/// else [`shared`].
+pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<std::sync::Arc<Embedder>>> {
+    if let Some(warm) = warm(config) {
+        return Ok(Some(warm));
+    }
+    #[cfg(feature = "semantic")]
+    if ONE_SHOT.load(std::sync::atomic::Ordering::Relaxed)
+        && config.provider == "local"
+        && let Some(path) = config.model_path.as_deref()
+    {
+        let texts: Vec<String> = texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect();
+        return local::MiniLm::load_for(path, &texts)
+            .map(|model| Some(std::sync::Arc::new(Embedder::Local(Box::new(model)))));
+    }
+    let _ = texts;
+    shared(config)
+}
+
 /// The embedder for `config` if this process already built it (never builds one).
 pub fn warm(config: &EmbedConfig) -> Option<std::sync::Arc<Embedder>> {
     let built = BUILT.lock().unwrap_or_else(|poison| poison.into_inner());

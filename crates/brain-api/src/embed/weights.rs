@@ -8,7 +8,9 @@
 //! Here the header is parsed (8 bytes of length, then JSON naming each tensor's dtype, shape
 //! and byte range), and a tensor is read when the model builds it: its bytes through a small
 //! buffer into the vector the tensor then owns (`Tensor::from_vec` takes it without a copy).
-//! Tensors the model never asks for (BERT's pooler) are not read at all.
+//! Tensors the model never asks for (BERT's pooler) are not read at all, and of a matrix a
+//! model needs only some rows of (the word embeddings of a one-shot query) only those rows
+//! are read ([`Weights::read_rows`]).
 //!
 //! Only F32 tensors are read this way (all of all-MiniLM-L6-v2's weights; its one I64 tensor,
 //! `embeddings.position_ids`, is never asked for): asking for another dtype is an error, and
@@ -17,7 +19,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use candle_core::{DType, Device, Shape, Tensor};
@@ -41,6 +43,7 @@ struct Entry {
 /// An open safetensors file (see the module docs).
 #[derive(Debug)]
 pub struct Weights {
+    path: PathBuf,
     file: Mutex<File>,
     entries: HashMap<String, Entry>,
 }
@@ -96,11 +99,28 @@ impl Weights {
             }
             entries.insert(name, Entry { dtype, shape, start, end });
         }
-        Ok(Weights { file: Mutex::new(file), entries })
+        Ok(Weights { path: path.to_path_buf(), file: Mutex::new(file), entries })
     }
 
-    /// Reads one tensor (see the module docs).
-    fn read(&self, name: &str) -> candle_core::Result<Tensor> {
+    /// The names of the file's F32 tensors, largest first (then by name).
+    pub fn f32_names(&self) -> Vec<&str> {
+        let mut names: Vec<(&str, &Entry)> = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.dtype == "F32")
+            .map(|(name, entry)| (name.as_str(), entry))
+            .collect();
+        names.sort_by(|a, b| (b.1.end - b.1.start).cmp(&(a.1.end - a.1.start)).then(a.0.cmp(b.0)));
+        names.into_iter().map(|(name, _)| name).collect()
+    }
+
+    /// A file handle of its own, for a thread reading tensors beside others
+    /// ([`Weights::read_with`]).
+    pub fn reader(&self) -> std::io::Result<File> {
+        File::open(&self.path)
+    }
+
+    fn entry(&self, name: &str) -> candle_core::Result<&Entry> {
         let entry = self
             .entries
             .get(name)
@@ -108,20 +128,103 @@ impl Weights {
         if entry.dtype != "F32" {
             return Err(candle_core::Error::Msg(format!("{name} is {}, read here only as F32", entry.dtype)).bt());
         }
-        let count = ((entry.end - entry.start) / 4) as usize;
-        let mut values: Vec<f32> = Vec::with_capacity(count);
+        Ok(entry)
+    }
+
+    /// Reads one tensor (see the module docs).
+    pub fn read(&self, name: &str) -> candle_core::Result<Tensor> {
         let mut file = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
-        file.seek(SeekFrom::Start(entry.start))?;
-        let mut chunk = vec![0u8; CHUNK_BYTES.min(count * 4)];
-        let mut left = count * 4;
-        while left > 0 {
-            let bytes = &mut chunk[..left.min(CHUNK_BYTES)];
-            file.read_exact(bytes)?;
-            values.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
-            left -= bytes.len();
-        }
+        self.read_with(&mut file, name)
+    }
+
+    /// Reads one tensor through `file`, a [`Weights::reader`] of this thread's.
+    pub fn read_with(&self, file: &mut File, name: &str) -> candle_core::Result<Tensor> {
+        let entry = self.entry(name)?;
+        let bytes = (entry.end - entry.start) as usize;
+        let mut values: Vec<f32> = Vec::with_capacity(bytes / 4);
+        read_f32(file, entry.start, bytes, &mut values)?;
         Tensor::from_vec(values, entry.shape.as_slice(), &Device::Cpu)
     }
+
+    /// Reads the rows `rows` of the matrix `name`, in that order, as a matrix of its own
+    /// (`rows.len()` × its columns): what a model needs of an embedding matrix for the word
+    /// pieces of known texts. A row past the matrix is an error.
+    pub fn read_rows(&self, name: &str, rows: &[u32]) -> candle_core::Result<Tensor> {
+        let entry = self.entry(name)?;
+        let &[count, columns] = entry.shape.as_slice() else {
+            return Err(candle_core::Error::Msg(format!("{name} is not a matrix")).bt());
+        };
+        let mut values: Vec<f32> = Vec::with_capacity(rows.len() * columns);
+        let mut file = self.file.lock().unwrap_or_else(|poison| poison.into_inner());
+        for &row in rows {
+            if row as usize >= count {
+                return Err(candle_core::Error::Msg(format!("{name} has no row {row} (it has {count})")).bt());
+            }
+            read_f32(&mut file, entry.start + (row as u64) * (columns as u64) * 4, columns * 4, &mut values)?;
+        }
+        Tensor::from_vec(values, (rows.len(), columns), &Device::Cpu)
+    }
+}
+
+/// Reads `bytes` bytes of F32 values at `start` of `file` onto the end of `values`, through
+/// a small buffer.
+fn read_f32(file: &mut File, start: u64, bytes: usize, values: &mut Vec<f32>) -> std::io::Result<()> {
+    file.seek(SeekFrom::Start(start))?;
+    let mut chunk = vec![0u8; CHUNK_BYTES.min(bytes)];
+    let mut left = bytes;
+    while left > 0 {
+        let bytes = &mut chunk[..left.min(CHUNK_BYTES)];
+        file.read_exact(bytes)?;
+        values.extend(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+        left -= bytes.len();
+    }
+    Ok(())
+}
+
+/// Tensors read beforehand, handed to the model as it asks for them (by name, shape
+/// checked): see `super::local::MiniLm::load_for`.
+#[derive(Debug, Default)]
+pub struct Prepared(pub HashMap<String, Tensor>);
+
+impl Prepared {
+    fn take(&self, name: &str) -> candle_core::Result<Tensor> {
+        self.0.get(name).cloned().ok_or_else(|| candle_core::Error::CannotFindTensor { path: name.to_string() }.bt())
+    }
+}
+
+impl candle_nn::var_builder::SimpleBackend for Prepared {
+    fn get(
+        &self,
+        shape: Shape,
+        name: &str,
+        _: candle_nn::Init,
+        dtype: DType,
+        device: &Device,
+    ) -> candle_core::Result<Tensor> {
+        as_asked(self.take(name)?, shape, name, dtype, device)
+    }
+
+    fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
+        self.take(name)?.to_device(device)?.to_dtype(dtype)
+    }
+
+    fn contains_tensor(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+}
+
+/// `tensor` (named `name`) as the model asks for it: of `shape`, else an error; on `device`,
+/// as `dtype`.
+fn as_asked(tensor: Tensor, shape: Shape, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
+    if tensor.shape() != &shape {
+        return Err(candle_core::Error::UnexpectedShape {
+            msg: format!("shape mismatch for {name}"),
+            expected: shape,
+            got: tensor.shape().clone(),
+        }
+        .bt());
+    }
+    tensor.to_device(device)?.to_dtype(dtype)
 }
 
 impl candle_nn::var_builder::SimpleBackend for Weights {
@@ -133,16 +236,7 @@ impl candle_nn::var_builder::SimpleBackend for Weights {
         dtype: DType,
         device: &Device,
     ) -> candle_core::Result<Tensor> {
-        let tensor = self.read(name)?;
-        if tensor.shape() != &shape {
-            return Err(candle_core::Error::UnexpectedShape {
-                msg: format!("shape mismatch for {name}"),
-                expected: shape,
-                got: tensor.shape().clone(),
-            }
-            .bt());
-        }
-        tensor.to_device(device)?.to_dtype(dtype)
+        as_asked(self.read(name)?, shape, name, dtype, device)
     }
 
     fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
@@ -200,6 +294,10 @@ mod tests {
         assert_eq!(small.unwrap().to_vec2::<f32>().unwrap(), [[1.0, -2.5], [3.25, 0.0]]);
         let read = weights.get_unchecked("big", DType::F32, &Device::Cpu).unwrap();
         assert_eq!(read.flatten_all().unwrap().to_vec1::<f32>().unwrap(), big);
+        // Rows of a matrix, in the order asked, as a matrix of their own.
+        let rows = weights.read_rows("big", &[199, 0, 7]).unwrap().to_vec2::<f32>().unwrap();
+        assert_eq!(rows, [&big[199 * 200..200 * 200], &big[..200], &big[7 * 200..8 * 200]]);
+        assert!(weights.read_rows("big", &[200]).unwrap_err().to_string().contains("has no row 200"));
         let wrong = weights.get(Shape::from((4,)), "small", candle_nn::Init::Const(0.0), DType::F32, &Device::Cpu);
         assert!(wrong.unwrap_err().to_string().contains("shape mismatch for small"));
         assert!(weights.get_unchecked("pooler", DType::F32, &Device::Cpu).is_err());

