@@ -5,8 +5,6 @@
 #   fuzz/run.sh                      # every target, 10 seconds each (what .ci/run does)
 #   fuzz/run.sh --seconds 60 redact_planted
 #   fuzz/run.sh --runs 1000000       # the recorded runs of docs/RELIABILITY.md
-#   fuzz/run.sh --codegen-units 16   # a faster build, slower fuzzing (what .ci/run's 10-second
-#                                    # smoke run takes: cargo fuzz builds with 1 unit by default)
 #
 # Inputs libFuzzer finds are kept in fuzz/corpus/<target> (not committed); the committed
 # seeds are fuzz/seeds/<target>. A crash, a panic, a time-out (> 10 s per input) or an input
@@ -16,13 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 limit=(-max_total_time=10)
-build=()
 targets=()
 while (($#)); do
     case "$1" in
         --seconds) limit=(-max_total_time="$2"); shift 2 ;;
         --runs) limit=(-runs="$2"); shift 2 ;;
-        --codegen-units) build=(--codegen-units "$2"); shift 2 ;;
         *) targets+=("$1"); shift ;;
     esac
 done
@@ -37,7 +33,7 @@ fi
 # dependencies, at half the speed; panics, time-outs and memory blow-ups are what we hunt.
 export RUSTC_BOOTSTRAP=1
 started=$(date +%s)
-cargo fuzz build --sanitizer none "${build[@]}"
+cargo fuzz build --sanitizer none
 echo "fuzz build: $(($(date +%s) - started)) s"
 
 status=0
@@ -48,7 +44,7 @@ for target in "${targets[@]}"; do
         *) max_len=4096 ;;
     esac
     log=$(mktemp)
-    if cargo fuzz run --sanitizer none "${build[@]}" "$target" "corpus/$target" "seeds/$target" -- \
+    if cargo fuzz run --sanitizer none "$target" "corpus/$target" "seeds/$target" -- \
         "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
         runs=$(grep -oP '^stat::number_of_executed_units:\s*\K[0-9]+' "$log" || echo "?")
         speed=$(grep -oP '^stat::average_exec_per_sec:\s*\K[0-9]+' "$log" || echo "?")
