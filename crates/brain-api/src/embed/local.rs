@@ -78,7 +78,7 @@ fn load_tokenizer(path: &Path) -> BrainResult<Tokenizer> {
 /// buffered reader, which reads every dtype.
 fn load_weights(path: &Path, config: &Config) -> Result<BertModel, String> {
     let weights = super::weights::Weights::open(path)?;
-    let builder = VarBuilder::from_backend(Box::new(weights), DType::F32, Device::Cpu);
+    let builder = VarBuilder::from_backend(Box::new(super::weights::Backend(weights)), DType::F32, Device::Cpu);
     if let Ok(model) = BertModel::load(builder, config) {
         return Ok(model);
     }
@@ -109,8 +109,8 @@ impl MiniLm {
 
     /// The model for `texts` only (a one-shot `brain search --mode hybrid` embeds its query
     /// and nothing else): of the word-embedding matrix (30,522 rows, 47 MB of MiniLM's 87)
-    /// only the rows of the texts' word pieces are read. The encoder's weights are read on a
-    /// second thread while the tokenizer loads and splits the texts. Embedding any other text
+    /// only the rows of the texts' word pieces are read. The encoder's weights are read by two
+    /// threads, one of them first loading the tokenizer and splitting the texts. Embedding any other text
     /// with it is an error ([`EmbedError::Unavailable`]). Should the narrowed load fail (a
     /// model laid out otherwise), the whole model is loaded.
     pub fn load_for(directory: &Path, texts: &[String]) -> BrainResult<MiniLm> {
@@ -173,8 +173,11 @@ impl MiniLm {
             tensors.extend(theirs.map_err(|err| err.to_string())?);
             tensors.insert(word_name.clone(), rows);
             let narrowed = Config { vocab_size: ids.len(), ..config.clone() };
-            let builder =
-                VarBuilder::from_backend(Box::new(super::weights::Prepared(tensors)), DType::F32, Device::Cpu);
+            let builder = VarBuilder::from_backend(
+                Box::new(super::weights::Backend(super::weights::Prepared(tensors))),
+                DType::F32,
+                Device::Cpu,
+            );
             let model = BertModel::load(builder, &narrowed).map_err(|err| err.to_string())?;
             let vocabulary = ids.iter().enumerate().map(|(row, &id)| (id, row as u32)).collect();
             Ok((tokenizer, model, vocabulary))

@@ -66,6 +66,11 @@ pub enum EmbedError {
 /// At most this many characters of an item are embedded (MiniLM reads 256 word pieces).
 pub const MAX_TEXT_CHARS: usize = 2000;
 
+/// What of each text is embedded: its first [`MAX_TEXT_CHARS`] characters.
+fn embedded_part(texts: &[String]) -> Vec<String> {
+    texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect()
+}
+
 /// One of the configured embedders.
 pub enum Embedder {
     #[cfg(feature = "semantic")]
@@ -146,7 +151,7 @@ impl Embedder {
 
     /// L2-normalised vectors, one per text, all of one length.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let texts: Vec<String> = texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect();
+        let texts = embedded_part(texts);
         let vectors = match self {
             #[cfg(feature = "semantic")]
             Embedder::Local(model) => model.embed(&texts)?,
@@ -217,8 +222,7 @@ pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<s
         && config.provider == "local"
         && let Some(path) = config.model_path.as_deref()
     {
-        let texts: Vec<String> = texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect();
-        return local::MiniLm::load_for(path, &texts)
+        return local::MiniLm::load_for(path, &embedded_part(texts))
             .map(|model| Some(std::sync::Arc::new(Embedder::Local(Box::new(model)))));
     }
     let _ = texts;

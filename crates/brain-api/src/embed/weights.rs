@@ -181,53 +181,44 @@ fn read_f32(file: &mut File, start: u64, bytes: usize, values: &mut Vec<f32>) ->
     Ok(())
 }
 
-/// Tensors read beforehand, handed to the model as it asks for them (by name, shape
-/// checked): see `super::local::MiniLm::load_for`.
+/// Tensors read beforehand, handed to the model as it asks for them: see
+/// `super::local::MiniLm::load_for`.
 #[derive(Debug, Default)]
 pub struct Prepared(pub HashMap<String, Tensor>);
 
-impl Prepared {
-    fn take(&self, name: &str) -> candle_core::Result<Tensor> {
-        self.0.get(name).cloned().ok_or_else(|| candle_core::Error::CannotFindTensor { path: name.to_string() }.bt())
+/// Where a model's tensors come from, by name: the file ([`Weights`]) or tensors read
+/// beforehand ([`Prepared`]); [`Backend`] hands them to candle.
+pub trait Tensors {
+    fn tensor(&self, name: &str) -> candle_core::Result<Tensor>;
+    fn has(&self, name: &str) -> bool;
+}
+
+impl Tensors for Weights {
+    fn tensor(&self, name: &str) -> candle_core::Result<Tensor> {
+        self.read(name)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
     }
 }
 
-impl candle_nn::var_builder::SimpleBackend for Prepared {
-    fn get(
-        &self,
-        shape: Shape,
-        name: &str,
-        _: candle_nn::Init,
-        dtype: DType,
-        device: &Device,
-    ) -> candle_core::Result<Tensor> {
-        as_asked(self.take(name)?, shape, name, dtype, device)
+impl Tensors for Prepared {
+    fn tensor(&self, name: &str) -> candle_core::Result<Tensor> {
+        self.0.get(name).cloned().ok_or_else(|| candle_core::Error::CannotFindTensor { path: name.to_string() }.bt())
     }
 
-    fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
-        self.take(name)?.to_device(device)?.to_dtype(dtype)
-    }
-
-    fn contains_tensor(&self, name: &str) -> bool {
+    fn has(&self, name: &str) -> bool {
         self.0.contains_key(name)
     }
 }
 
-/// `tensor` (named `name`) as the model asks for it: of `shape`, else an error; on `device`,
-/// as `dtype`.
-fn as_asked(tensor: Tensor, shape: Shape, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
-    if tensor.shape() != &shape {
-        return Err(candle_core::Error::UnexpectedShape {
-            msg: format!("shape mismatch for {name}"),
-            expected: shape,
-            got: tensor.shape().clone(),
-        }
-        .bt());
-    }
-    tensor.to_device(device)?.to_dtype(dtype)
-}
+/// A [`Tensors`] as candle's variable builder asks for tensors: of the shape asked (else an
+/// error naming the tensor), on the device and as the dtype asked.
+#[derive(Debug)]
+pub struct Backend<T>(pub T);
 
-impl candle_nn::var_builder::SimpleBackend for Weights {
+impl<T: Tensors + Send + Sync> candle_nn::var_builder::SimpleBackend for Backend<T> {
     fn get(
         &self,
         shape: Shape,
@@ -236,15 +227,24 @@ impl candle_nn::var_builder::SimpleBackend for Weights {
         dtype: DType,
         device: &Device,
     ) -> candle_core::Result<Tensor> {
-        as_asked(self.read(name)?, shape, name, dtype, device)
+        let tensor = self.0.tensor(name)?;
+        if tensor.shape() != &shape {
+            return Err(candle_core::Error::UnexpectedShape {
+                msg: format!("shape mismatch for {name}"),
+                expected: shape,
+                got: tensor.shape().clone(),
+            }
+            .bt());
+        }
+        tensor.to_device(device)?.to_dtype(dtype)
     }
 
     fn get_unchecked(&self, name: &str, dtype: DType, device: &Device) -> candle_core::Result<Tensor> {
-        self.read(name)?.to_device(device)?.to_dtype(dtype)
+        self.0.tensor(name)?.to_device(device)?.to_dtype(dtype)
     }
 
     fn contains_tensor(&self, name: &str) -> bool {
-        self.entries.contains_key(name)
+        self.0.has(name)
     }
 }
 
@@ -288,16 +288,16 @@ mod tests {
                 ("big", "F32", vec![200, 200], f32_bytes(&big)),
             ],
         );
-        let weights = Weights::open(&path).unwrap();
+        let weights = Backend(Weights::open(&path).unwrap());
         assert!(weights.contains_tensor("big") && !weights.contains_tensor("pooler"));
         let small = weights.get(Shape::from((2, 2)), "small", candle_nn::Init::Const(0.0), DType::F32, &Device::Cpu);
         assert_eq!(small.unwrap().to_vec2::<f32>().unwrap(), [[1.0, -2.5], [3.25, 0.0]]);
         let read = weights.get_unchecked("big", DType::F32, &Device::Cpu).unwrap();
         assert_eq!(read.flatten_all().unwrap().to_vec1::<f32>().unwrap(), big);
         // Rows of a matrix, in the order asked, as a matrix of their own.
-        let rows = weights.read_rows("big", &[199, 0, 7]).unwrap().to_vec2::<f32>().unwrap();
+        let rows = weights.0.read_rows("big", &[199, 0, 7]).unwrap().to_vec2::<f32>().unwrap();
         assert_eq!(rows, [&big[199 * 200..200 * 200], &big[..200], &big[7 * 200..8 * 200]]);
-        assert!(weights.read_rows("big", &[200]).unwrap_err().to_string().contains("has no row 200"));
+        assert!(weights.0.read_rows("big", &[200]).unwrap_err().to_string().contains("has no row 200"));
         let wrong = weights.get(Shape::from((4,)), "small", candle_nn::Init::Const(0.0), DType::F32, &Device::Cpu);
         assert!(wrong.unwrap_err().to_string().contains("shape mismatch for small"));
         assert!(weights.get_unchecked("pooler", DType::F32, &Device::Cpu).is_err());
@@ -305,7 +305,7 @@ mod tests {
         // A tensor of another dtype is known but not read here (the caller falls back to
         // candle's reader); a range past the file or off its shape is an error.
         write(&path, &[("ids", "I64", vec![1], vec![0; 8]), ("w", "F32", vec![1], f32_bytes(&[4.0]))]);
-        let weights = Weights::open(&path).unwrap();
+        let weights = Backend(Weights::open(&path).unwrap());
         assert!(weights.contains_tensor("ids"));
         assert!(weights.get_unchecked("ids", DType::F32, &Device::Cpu).unwrap_err().to_string().contains("ids is I64"));
         assert_eq!(weights.get_unchecked("w", DType::F32, &Device::Cpu).unwrap().to_vec1::<f32>().unwrap(), [4.0]);
