@@ -15,17 +15,23 @@
 //!   what one address may hold of these connections;
 //! - request heads are bounded (`MAX_HEAD_BYTES`, hyper's 100 headers), and the bodiless
 //!   answers hyper writes by itself for malformed requests (400, 414, 431) are rewritten
-//!   into the JSON errors every other answer has (`JsonErrorsIo`).
+//!   into the JSON errors every other answer has (`JsonErrorsIo`);
+//! - a connection closed after an answer given before its request's body was read (413,
+//!   401, 403 to an upload) lingers: it sends its end, then reads and drops what the client
+//!   still sends, until the client closes or `LINGER_TIME` / `LINGER_BYTES` run out. Closing
+//!   a socket with unread bytes resets it, and a client still writing its body would get
+//!   "connection reset" instead of the answer (RFC 9112 §9.6).
 //!
 //! On shutdown the loop stops accepting, asks every connection to finish its request and
 //! close, and returns when all have.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -48,6 +54,11 @@ use super::metrics::Metrics;
 
 /// Largest request head (request line and headers, bytes); larger ones get 431.
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// How long, and how many bytes, a closing connection whose request body was left unread
+/// goes on reading what its client still sends.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 16 << 20;
 
 /// File descriptors kept free for everything but client sockets: the store's connections
 /// (database, WAL and shared memory for each of the pool, the probe and MCP sessions), vault
@@ -251,10 +262,13 @@ impl Connection {
     async fn run(mut self, stream: TcpStream) {
         self.metrics.connections.inc();
         let in_flight = Arc::clone(&self.in_flight);
+        let unread_body = Arc::new(AtomicBool::new(false));
         let tower = TowerToHyperService::new(self.router.clone());
         let peer = self.peer;
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+        let unread = Arc::clone(&unread_body);
+        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let busy = Busy::enter(&in_flight);
+            let mut request = request.map(|body| RequestBody::watch(body, &unread));
             request.extensions_mut().insert(ConnectInfo(peer));
             let response = hyper::service::Service::call(&tower, request);
             async move {
@@ -262,7 +276,13 @@ impl Connection {
                 Ok::<_, Infallible>(response.map(|body| Body::new(Tracked { body, _busy: busy })))
             }
         });
-        let io = TokioIo::new(JsonErrorsIo { inner: stream, in_flight: Arc::clone(&self.in_flight), pending: None });
+        let io = TokioIo::new(JsonErrorsIo {
+            inner: stream,
+            in_flight: Arc::clone(&self.in_flight),
+            pending: None,
+            unread_body,
+            linger: None,
+        });
         let mut builder = http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -336,18 +356,65 @@ impl http_body::Body for Tracked {
     }
 }
 
+/// A request's body, telling its connection whether it is still unread: set when a request
+/// with a body arrives, cleared when the body has been read to its end.
+struct RequestBody {
+    body: Incoming,
+    unread: Arc<AtomicBool>,
+}
+
+impl RequestBody {
+    fn watch(body: Incoming, unread: &Arc<AtomicBool>) -> Body {
+        let ended = http_body::Body::is_end_stream(&body);
+        unread.store(!ended, Ordering::Release);
+        if ended { Body::new(body) } else { Body::new(RequestBody { body, unread: Arc::clone(unread) }) }
+    }
+}
+
+impl http_body::Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if matches!(frame, Poll::Ready(None)) || this.body.is_end_stream() {
+            this.unread.store(false, Ordering::Release);
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A closing connection's lingering read: when it ends, and how much it has dropped.
+struct Linger {
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    drained: usize,
+}
+
 /// The socket, with hyper's automatic error answers made JSON. For a request it cannot parse
 /// (bad request line or header: 400; URI over 64 KiB: 414; head over `MAX_HEAD_BYTES` or
 /// more than 100 headers: 431) hyper writes a status line and `content-length: 0` without
 /// calling the service, then closes. Such a write — no request in flight, one bodiless head
 /// with one of those statuses and no content type — is replaced by the same status with a
 /// `{error: {code, message}}` body. Every other byte passes through untouched, vectored
-/// writes included.
+/// writes included. Its shutdown lingers while a request body is left unread (module docs).
 struct JsonErrorsIo {
     inner: TcpStream,
     in_flight: Arc<AtomicUsize>,
     /// The replacement being written, and how much of it is out.
     pending: Option<(Vec<u8>, usize)>,
+    /// Whether the last request's body is still unread (`RequestBody`).
+    unread_body: Arc<AtomicBool>,
+    /// Set once the connection's end is sent and its client's remaining bytes are being read.
+    linger: Option<Linger>,
 }
 
 impl JsonErrorsIo {
@@ -461,12 +528,36 @@ impl AsyncWrite for JsonErrorsIo {
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 
+    /// Sends the connection's end; then, if a request body was left unread, reads and drops
+    /// what the client still sends until it closes, `LINGER_TIME` passes or `LINGER_BYTES`
+    /// have come, so that closing does not reset the socket under a client still writing.
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.poll_pending(cx)?.is_pending() {
-            return Poll::Pending;
+        if this.linger.is_none() {
+            if this.poll_pending(cx)?.is_pending() {
+                return Poll::Pending;
+            }
+            match Pin::new(&mut this.inner).poll_shutdown(cx) {
+                Poll::Ready(Ok(())) if this.unread_body.load(Ordering::Acquire) => {
+                    this.linger = Some(Linger { deadline: Box::pin(tokio::time::sleep(LINGER_TIME)), drained: 0 });
+                }
+                other => return other,
+            }
         }
-        Pin::new(&mut this.inner).poll_shutdown(cx)
+        let Some(linger) = this.linger.as_mut() else { return Poll::Ready(Ok(())) };
+        let mut scratch = [0u8; 16 * 1024];
+        loop {
+            if linger.drained >= LINGER_BYTES || linger.deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Ok(()));
+            }
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if !buf.filled().is_empty() => linger.drained += buf.filled().len(),
+                // The client's end, or its reset: nothing more to wait for.
+                Poll::Ready(_) => return Poll::Ready(Ok(())),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }
 

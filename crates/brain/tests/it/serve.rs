@@ -72,8 +72,10 @@ impl Server {
         Server { child, address, log, reader: Some(reader) }
     }
 
+    /// One request; a failed connect, write or read panics with the server's log so far.
     pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Response {
-        request(&self.address, method, path, headers, body)
+        exchange(&self.address, method, path, headers, body)
+            .unwrap_or_else(|failure| panic!("{method} {path}: {failure}\nserver log:\n{}", self.log()))
     }
 
     pub fn get(&self, path: &str) -> Response {
@@ -164,14 +166,23 @@ impl Response {
     }
 }
 
-/// One HTTP/1.1 request on a fresh connection (`Connection: close`, read to the end).
-pub fn request(address: &str, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Response {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    stream.write_all(&request_bytes(address, method, path, headers, body)).unwrap();
+/// One HTTP/1.1 request on a fresh connection (`Connection: close`, read to the end); a
+/// failure names its step (connect, write or read), its error and when.
+fn exchange(
+    address: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<Response, String> {
+    let started = Instant::now();
+    let failed = |step: &str, err: std::io::Error| format!("{step} failed after {:?}: {err}", started.elapsed());
+    let mut stream = TcpStream::connect(address).map_err(|err| failed("connect", err))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60))).map_err(|err| failed("set_read_timeout", err))?;
+    stream.write_all(&request_bytes(address, method, path, headers, body)).map_err(|err| failed("write", err))?;
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    parse_response(&raw)
+    stream.read_to_end(&mut raw).map_err(|err| failed(&format!("read (after {} bytes)", raw.len()), err))?;
+    Ok(parse_response(&raw))
 }
 
 /// The bytes of a request with `Connection: close`, the server's own address as `Host`
@@ -447,6 +458,45 @@ fn bad_requests_get_json_errors_and_change_nothing() {
     }
     assert_eq!(env.export(), before, "a rejected request changed the store");
     // The server is still up.
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// An answer given before the body is read (413 for a body over the limit, 401 without a
+/// token) reaches a client still sending that body: the server reads and drops the rest
+/// instead of resetting the connection under the client's writes.
+#[test]
+fn a_client_still_sending_a_refused_body_reads_the_answer_instead_of_a_reset() {
+    let env = seeded();
+    std::fs::write(env.home.join("config.toml"), "[serve]\nmax_body_bytes = 2048\n").unwrap();
+    let before = env.export();
+    let server = Server::start(&env, &[]);
+    let body = format!("{{\"title\": \"x\", \"content\": \"{}\"}}", "a".repeat(4 << 20));
+    let send = |headers: &[(&str, &str)]| {
+        let raw = request_bytes(&server.address, "POST", "/api/v2/items?project=demo", headers, Some(&body));
+        let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        stream.write_all(&raw[..head_end]).unwrap();
+        // The server answers from the head alone and closes; the body follows.
+        std::thread::sleep(Duration::from_millis(300));
+        stream.write_all(&raw[head_end..]).unwrap_or_else(|err| panic!("writing the body: {err}"));
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap_or_else(|err| panic!("reading the answer: {err}"));
+        parse_response(&answer)
+    };
+    let too_large = send(&[("Content-Type", "application/json")]);
+    assert_eq!((too_large.status, too_large.error_code()), (413, "body_too_large".to_string()));
+    env.brain().args(["token", "create", "--name", "writer", "--write", "project/demo"]).assert().success();
+    let started = Instant::now();
+    loop {
+        let unauthorized = send(&[("Content-Type", "application/json")]);
+        if unauthorized.status == 401 {
+            assert_eq!(unauthorized.error_code(), "unauthorized");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "no token required: {}", unauthorized.status);
+    }
+    assert_eq!(env.export(), before, "a refused body changed the store");
     assert_eq!(server.get("/healthz").status, 200);
 }
 
