@@ -37,6 +37,10 @@ pub async fn watch_store(state: Arc<AppState>, mut shutdown: watch::Receiver<boo
         None => Duration::from_millis(state.config.events_poll_ms.clamp(50, 60_000)),
     };
     let mut last_generation = state.generation().await.ok();
+    // The tokens were loaded when the state was made, before the server listened; one made or
+    // revoked since, before the generation above was read, would otherwise wait for the next
+    // write to be seen. Loading them again after reading the generation closes that gap.
+    state.refresh_tokens().await;
     let publisher = super::signals::Publisher::from_config(&state.config);
     // Signals active at start-up were announced before (by whoever saw them appear); they
     // may still need publishing, which the claims in the store decide.
