@@ -1,4 +1,4 @@
-//! The hook's stdin: `brain::hook::parse_input` on any bytes gives an input or an error,
+//! The hook's stdin: `brain_capture::hook_input::parse_input` on any bytes gives an input or an error,
 //! never a panic; and `read_input`, which reads a stream in chunks and stops at the end of
 //! the first JSON value, agrees with it however the bytes are split.
 #![no_main]
@@ -27,8 +27,8 @@ impl Read for Chunked<'_> {
 
 fuzz_target!(|data: &[u8]| {
     let (sizes, data) = data.split_at(data.len().min(4));
-    let parsed = brain::hook::parse_input(data);
-    let read = brain::hook::read_input(Chunked { data, sizes, turn: 0 });
+    let parsed = brain_capture::hook_input::parse_input(data);
+    let read = brain_capture::hook_input::read_input(Chunked { data, sizes, turn: 0 });
     assert_eq!(
         format!("{:?}", parsed.map_err(|err| err.to_string())),
         format!("{:?}", read.map_err(|err| err.to_string())),

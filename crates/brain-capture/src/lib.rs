@@ -7,6 +7,8 @@
 //! reads them in parallel; [`cluster`] groups sessions and names arcs; [`write`] maps groups
 //! onto existing arcs and writes the files; [`arc`] renders and updates their text; [`store`]
 //! keeps the per-session states, the last extract and the lock under `<home>/capture/`.
+//! [`hook_input`] reads the object every host's hook writes on stdin (the hooks live in the
+//! CLI; the reading is here, beside the transcripts', so the fuzz build needs no server).
 //!
 //! Invariants: every string written anywhere has been through the redactor; no arc file is
 //! written unless its text changed; user text outside the generated block is never touched.
@@ -14,6 +16,7 @@
 pub mod arc;
 pub mod cluster;
 pub mod extract;
+pub mod hook_input;
 pub use brain_core::host;
 pub mod lenient;
 pub mod store;

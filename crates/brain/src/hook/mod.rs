@@ -19,7 +19,6 @@ pub mod copilot;
 mod first_prompt;
 pub mod harness;
 pub mod hosts;
-pub mod input;
 pub mod install;
 pub mod mcp_config;
 pub mod opencode;
@@ -42,10 +41,10 @@ use brain_capture::Host;
 use brain_capture::transcript::excerpt;
 use brain_remote::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
 
+pub use brain_capture::hook_input::{HookInput, MAX_INPUT_BYTES, parse_input, read_input};
 pub use capture::CaptureEvent;
 use harness::{LogPolicy, Progress, fail_open};
 pub use hosts::{HookEvent, SizeCap, context_payload, quiet_payload};
-pub use input::{HookInput, MAX_INPUT_BYTES, parse_input, read_input};
 use state::SessionState;
 
 /// Items recalled at session start and for the first prompt's task.

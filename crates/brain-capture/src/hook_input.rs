@@ -13,8 +13,8 @@ use std::io::Read;
 
 use serde::Deserialize;
 
+use crate::lenient::{self, ObjectOnly};
 use brain_api::error::{BrainError, BrainResult};
-use brain_capture::lenient::{self, ObjectOnly};
 
 /// The most bytes of hook input read (a `UserPromptSubmit` carries the whole prompt).
 pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
