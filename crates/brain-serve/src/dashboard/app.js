@@ -26,7 +26,7 @@ const SEVERITY_ORDER = ["nuclear", "critical", "warning", "info", "resolved"];
 const CONFIRMATION_MS = 5000;
 
 const state = {
-  project: "", token: "", cursor: null, layers: new Map(), selected: null, editing: false,
+  project: "", token: "", cursor: null, layers: new Map(), selected: null, showing: 0, editing: false,
   // The schema key of the tree node the list is narrowed to (null: none).
   schemaKey: null,
   // What the Signals panel merges: the active signals (API), the item signals, the payload's.
@@ -269,7 +269,12 @@ function reveal(panel) {
   if (box.top < 0 || box.top > window.innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
 }
 
+// Each call is numbered: when another item is opened (or one is being edited) while this one
+// is read, this read draws nothing, so a live refresh's re-read of the item the user has
+// just left cannot replace the one they opened.
 async function showItem(id, options) {
+  const call = ++state.showing;
+  const superseded = () => call !== state.showing || state.editing;
   state.selected = id;
   state.editing = false;
   for (const row of document.querySelectorAll("#items li[data-id]")) row.classList.toggle("selected", row.dataset.id === id);
@@ -279,11 +284,13 @@ async function showItem(id, options) {
   try {
     ({ body: item, etag } = await api("/api/v2/items/" + encodeURIComponent(id)));
   } catch (err) {
+    if (superseded()) return;
     if (err.status !== 404) throw err;
     state.selected = null;
     fill(detail, [el("p", { class: "hint" }, "This item no longer exists.")]);
     return;
   }
+  if (superseded()) return;
   // A button that changes the item, then re-reads everything and says what it did.
   const act = (label, done, change) => el("button", { type: "button", onclick: () => run(async () => {
     await change();
