@@ -307,6 +307,29 @@ check(!vaultActions.some((label) => /deprecate|pin|edit|approve/.test(label)), "
 const readOnly = await text("#detail .readonly");
 check(/read-only/.test(readOnly) && readOnly.includes(fromVault.source.slice("vault:".length)), "it says it is read-only and names its file: " + quote(readOnly));
 
+// Opening an item while the read of the one opened before is still under way (a live
+// refresh re-reads the open item): the details are the last one's, whenever the earlier read
+// ends. The page's reads of the first item are held back 800 ms to make the order certain.
+const [slowItem, openedItem] = listed.items.filter((item) => !item.source.startsWith("vault:"));
+await evaluate(`(() => {
+  const real = window.fetch;
+  window.__realFetch = real;
+  const slow = "/api/v2/items/" + encodeURIComponent(${quote(slowItem.id)});
+  window.fetch = (url, init) => {
+    const answer = real(url, init);
+    return String(url).startsWith(slow) ? answer.then((response) => new Promise((done) => setTimeout(() => done(response), 800))) : answer;
+  };
+  return true;
+})()`);
+await click(`#items li[data-id="${slowItem.id}"]`);
+await click(`#items li[data-id="${openedItem.id}"]`);
+await waitFor(headline(openedItem.title), "the details of the item opened last");
+await sleep(1200);
+const shownAfter = await text("#detail h3");
+await evaluate("window.fetch = window.__realFetch; true");
+check(shownAfter === openedItem.title,
+  "the item opened last stays in the details after the earlier read ends: " + quote(shownAfter) + " (opened first: " + quote(slowItem.title) + ")");
+
 // Hot arcs at heat 7 and above are not coloured like the L1 badge.
 const heat = await background("#arcs .badge.hot");
 const layer1 = await background("#items .badge.layer1");
