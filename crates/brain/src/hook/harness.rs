@@ -194,11 +194,7 @@ pub fn log_text(message: &str) -> String {
 /// leaves UUIDs alone (a test holds it to that), and compiling its patterns cost ~10 ms of
 /// every session-start hook.
 pub fn safe_session_token(id: &str) -> String {
-    let safe = is_uuid(id)
-        || (!id.is_empty()
-            && id.len() <= MAX_SAFE_ID_CHARS
-            && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
-            && redact_str(id) == id);
+    let safe = is_uuid(id) || (is_plain(id, MAX_SAFE_ID_CHARS) && redact_str(id) == id);
     if safe {
         return id.to_string();
     }
@@ -209,9 +205,12 @@ pub fn safe_session_token(id: &str) -> String {
 /// Whether a host's session id can name one folder of its own (letters, digits, `-`, `_`;
 /// at most 128 bytes): what Copilot CLI and Cline keep a session's files under.
 pub fn is_folder_name(session: &str) -> bool {
-    !session.is_empty()
-        && session.len() <= 128
-        && session.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+    is_plain(session, 128)
+}
+
+/// 1 to `max` bytes, each an ASCII letter, digit, `-` or `_`.
+fn is_plain(id: &str, max: usize) -> bool {
+    !id.is_empty() && id.len() <= max && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
 }
 
 /// `8-4-4-4-12` hex digits.
