@@ -471,8 +471,9 @@ fn a_client_still_sending_a_refused_body_reads_the_answer_instead_of_a_reset() {
     let before = env.export();
     let server = Server::start(&env, &[]);
     let body = format!("{{\"title\": \"x\", \"content\": \"{}\"}}", "a".repeat(4 << 20));
-    let send = |headers: &[(&str, &str)]| {
-        let raw = request_bytes(&server.address, "POST", "/api/v2/items?project=demo", headers, Some(&body));
+    let send = || {
+        let headers = [("Content-Type", "application/json")];
+        let raw = request_bytes(&server.address, "POST", "/api/v2/items?project=demo", &headers, Some(&body));
         let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
         let mut stream = TcpStream::connect(&server.address).unwrap();
         stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -484,12 +485,12 @@ fn a_client_still_sending_a_refused_body_reads_the_answer_instead_of_a_reset() {
         stream.read_to_end(&mut answer).unwrap_or_else(|err| panic!("reading the answer: {err}"));
         parse_response(&answer)
     };
-    let too_large = send(&[("Content-Type", "application/json")]);
+    let too_large = send();
     assert_eq!((too_large.status, too_large.error_code()), (413, "body_too_large".to_string()));
     env.brain().args(["token", "create", "--name", "writer", "--write", "project/demo"]).assert().success();
     let started = Instant::now();
     loop {
-        let unauthorized = send(&[("Content-Type", "application/json")]);
+        let unauthorized = send();
         if unauthorized.status == 401 {
             assert_eq!(unauthorized.error_code(), "unauthorized");
             break;
