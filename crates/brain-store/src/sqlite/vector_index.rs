@@ -18,8 +18,19 @@
 //! triggers that drop an item's vector when it is deleted or its text changes), whichever
 //! process did it. It is read on every search (one indexed read) and a new value rebuilds
 //! the index from the table.
+//!
+//! The index file: a process that builds the index from the table also writes it next to
+//! the database (`<database>.vectors`, written aside and renamed into place), and a process
+//! without the index in memory reads that file instead of the table when it was written at
+//! the current epoch and largest seq ([`Identity`]: two indexed reads). A one-shot `brain search`
+//! at 100k items would otherwise read 154 MB of vectors and quantise them for one query;
+//! from the file it reads the bits, scales and seqs (6 MB at 100k) and, on Unix, only the
+//! byte codes of the bit pass's shortlist ([`Codes::File`]). The file is derived data: a
+//! missing, short, foreign or stale one is ignored and rewritten, never trusted over the
+//! table (the order returned is still re-scored from the stored vectors).
 
 use std::collections::HashMap;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -33,6 +44,31 @@ pub(super) const MIN_RESCORED: usize = 64;
 /// docs/BENCHMARKS.md, "Hybrid at 100k").
 pub(super) const SHORTLIST: usize = 8;
 
+/// What the vectors of one model in one database were when an index was read from them:
+/// the vector epoch and the largest seq of the model's vectors. An index file is used only
+/// by a database whose identity matches: a database replaced by an older copy of itself
+/// reaches the file's epoch again only after other writes, and then its largest seq must
+/// match too. (Counting the vectors would say more, and cost 8 ms at 100k on every one-shot
+/// search; a false match could only make the candidates miss items until the next vector
+/// is written, never show a wrong similarity: the order is re-scored from the table.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Identity {
+    pub epoch: u64,
+    pub largest_seq: i64,
+}
+
+/// Where an index's byte codes are.
+enum Codes {
+    Memory(Vec<i8>),
+    /// In the index file from `offset`, one row of `dimensions` bytes per vector: the bit
+    /// pass's shortlist is read row by row (positioned reads, so handles share the file).
+    #[cfg(unix)]
+    File {
+        file: std::fs::File,
+        offset: u64,
+    },
+}
+
 /// The quantised vectors of one model, and what they were read at.
 pub(super) struct VectorIndex {
     pub model: String,
@@ -41,7 +77,7 @@ pub(super) struct VectorIndex {
     seqs: Vec<i64>,
     /// Per vector: the factor turning its codes back into values (max |value| / 127).
     scales: Vec<f32>,
-    codes: Vec<i8>,
+    codes: Codes,
     /// Per dimension: the mean value over the indexed vectors (set by [`VectorIndex::seal`]).
     centre: Vec<f32>,
     /// Per vector: `words` 64-bit words, bit `d` set where dimension `d` lies above `centre`.
@@ -177,9 +213,51 @@ impl VectorIndex {
             dimensions,
             seqs: Vec::new(),
             scales: Vec::new(),
-            codes: Vec::new(),
+            codes: Codes::Memory(Vec::new()),
             centre: Vec::new(),
             signs: Vec::new(),
+        }
+    }
+
+    /// The byte codes held in memory (an index built by [`VectorIndex::push`]); `None` for
+    /// one read from a file.
+    fn memory_codes(&self) -> Option<&[i8]> {
+        match &self.codes {
+            Codes::Memory(codes) => Some(codes),
+            #[cfg(unix)]
+            Codes::File { .. } => None,
+        }
+    }
+
+    /// The byte codes of the vectors at `positions` (ascending), row after row; `None` when
+    /// the index file cannot be read.
+    fn rows(&self, positions: &[usize]) -> Option<Vec<i8>> {
+        let dimensions = self.dimensions;
+        match &self.codes {
+            Codes::Memory(codes) => Some(
+                positions
+                    .iter()
+                    .flat_map(|&at| codes[at * dimensions..(at + 1) * dimensions].iter().copied())
+                    .collect(),
+            ),
+            #[cfg(unix)]
+            Codes::File { file, offset } => {
+                use std::os::unix::fs::FileExt;
+                let mut bytes = vec![0u8; positions.len() * dimensions];
+                if positions.len().saturating_mul(4) >= self.seqs.len() {
+                    // Most rows: one read of them all, then the ones asked for.
+                    let mut all = vec![0u8; self.seqs.len() * dimensions];
+                    file.read_exact_at(&mut all, *offset).ok()?;
+                    for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
+                        row.copy_from_slice(&all[at * dimensions..(at + 1) * dimensions]);
+                    }
+                } else {
+                    for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
+                        file.read_exact_at(row, offset + (at * dimensions) as u64).ok()?;
+                    }
+                }
+                Some(bytes.into_iter().map(|byte| byte as i8).collect())
+            }
         }
     }
 
@@ -191,8 +269,12 @@ impl VectorIndex {
             // No bits to set (and `chunks_exact` takes no empty chunks).
             return;
         }
+        let Codes::Memory(all_codes) = &self.codes else {
+            // Read from a file: sealed when it was written.
+            return;
+        };
         let mut sums = vec![0f64; dimensions];
-        for (codes, scale) in self.codes.chunks_exact(dimensions).zip(&self.scales) {
+        for (codes, scale) in all_codes.chunks_exact(dimensions).zip(&self.scales) {
             for (sum, &code) in sums.iter_mut().zip(codes) {
                 *sum += f64::from(code) * f64::from(*scale);
             }
@@ -201,7 +283,7 @@ impl VectorIndex {
         let words = words(dimensions);
         self.signs = vec![0u64; count * words];
         for ((codes, scale), out) in
-            self.codes.chunks_exact(dimensions).zip(&self.scales).zip(self.signs.chunks_exact_mut(words))
+            all_codes.chunks_exact(dimensions).zip(&self.scales).zip(self.signs.chunks_exact_mut(words))
         {
             sign_bits(codes.iter().map(|&code| f32::from(code) * scale), &self.centre, out);
         }
@@ -212,7 +294,8 @@ impl VectorIndex {
         if vector.len() != self.dimensions {
             return;
         }
-        let scale = quantise(vector, &mut self.codes);
+        let Codes::Memory(codes) = &mut self.codes else { return };
+        let scale = quantise(vector, codes);
         self.seqs.push(seq);
         self.scales.push(scale);
     }
@@ -245,16 +328,27 @@ impl VectorIndex {
             });
         // The dot products, in one loop compiled for the CPU's widest SIMD (AVX-512 or AVX2,
         // chosen at run time): 3–4× the baseline SSE2 code; then the selection.
-        let dots: Vec<(usize, i32)> = match &positions {
-            None => {
+        let dots: Vec<(usize, i32)> = match (&positions, self.memory_codes()) {
+            (None, Some(codes)) => {
                 let mut dots = vec![0i32; self.seqs.len()];
-                arch.dispatch(Dots { codes: &self.codes, query: &query_codes, out: &mut dots });
+                arch.dispatch(Dots { codes, query: &query_codes, out: &mut dots });
                 dots.into_iter().enumerate().collect()
             }
-            Some(positions) => positions
+            (Some(positions), Some(codes)) => positions
                 .iter()
-                .map(|&at| (at, dot(&self.codes[at * dimensions..(at + 1) * dimensions], &query_codes)))
+                .map(|&at| (at, dot(&codes[at * dimensions..(at + 1) * dimensions], &query_codes)))
                 .collect(),
+            (positions, None) => {
+                // Codes in the index file: only the rows ranked are read. An unreadable file
+                // gives no candidates, and the caller falls back to the exact scan.
+                let positions = positions.clone().unwrap_or_else(|| (0..self.seqs.len()).collect());
+                let Some(rows) = self.rows(&positions) else { return Vec::new() };
+                positions
+                    .iter()
+                    .zip(rows.chunks_exact(dimensions))
+                    .map(|(&at, row)| (at, dot(row, &query_codes)))
+                    .collect()
+            }
         };
         // A min-heap of the best `count` (approximate similarity, then the lower seq first).
         let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(Score, std::cmp::Reverse<i64>)>> =
@@ -294,6 +388,147 @@ impl Ord for Score {
     }
 }
 
+/// Marks the start of an index file (and its format: a change of layout changes it).
+const MAGIC: &[u8; 8] = b"brainvx1";
+
+/// The index file of the database at `database`.
+pub(super) fn file_of(database: &Path) -> PathBuf {
+    let mut name = database.as_os_str().to_owned();
+    name.push(".vectors");
+    PathBuf::from(name)
+}
+
+/// The fixed part of an index file's header: magic, epoch, largest seq, dimensions, vectors,
+/// the model's name's length.
+const HEADER: usize = 8 + 8 + 8 + 4 + 8 + 4;
+
+/// Byte lengths of the sections after the header and model name: centre, seqs, scales,
+/// signs, codes; `None` when they overflow.
+fn sections(dimensions: usize, count: usize) -> Option<[usize; 5]> {
+    Some([
+        dimensions.checked_mul(4)?,
+        count.checked_mul(8)?,
+        count.checked_mul(4)?,
+        count.checked_mul(words(dimensions))?.checked_mul(8)?,
+        count.checked_mul(dimensions)?,
+    ])
+}
+
+/// Writes `index` (built from the table, sealed) as the index file `path`, for `identity`:
+/// aside first, then renamed into place, so a reader sees a whole file or the one before.
+pub(super) fn save(index: &VectorIndex, identity: Identity, path: &Path) -> std::io::Result<()> {
+    let Some(codes) = index.memory_codes() else { return Ok(()) };
+    let aside = {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{}.tmp", std::process::id()));
+        PathBuf::from(name)
+    };
+    let written = (|| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&aside)?);
+        out.write_all(MAGIC)?;
+        out.write_all(&identity.epoch.to_le_bytes())?;
+        out.write_all(&identity.largest_seq.to_le_bytes())?;
+        out.write_all(&(index.dimensions as u32).to_le_bytes())?;
+        out.write_all(&(index.seqs.len() as u64).to_le_bytes())?;
+        out.write_all(&(index.model.len() as u32).to_le_bytes())?;
+        out.write_all(index.model.as_bytes())?;
+        for value in &index.centre {
+            out.write_all(&value.to_le_bytes())?;
+        }
+        for seq in &index.seqs {
+            out.write_all(&seq.to_le_bytes())?;
+        }
+        for scale in &index.scales {
+            out.write_all(&scale.to_le_bytes())?;
+        }
+        for word in &index.signs {
+            out.write_all(&word.to_le_bytes())?;
+        }
+        out.write_all(&codes.iter().map(|&code| code as u8).collect::<Vec<u8>>())?;
+        out.into_inner().map_err(|err| err.into_error())?.sync_data()?;
+        std::fs::rename(&aside, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&aside);
+    }
+    written
+}
+
+/// The index of `model` in the index file `path`, when the file is whole and was written
+/// for `identity` with vectors of `dimensions`; else `None` (the caller builds it from the
+/// table). Every length is checked against the file's before anything is allocated.
+pub(super) fn load(path: &Path, model: &str, identity: Identity, dimensions: usize) -> Option<VectorIndex> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    let mut header = [0u8; HEADER];
+    file.read_exact(&mut header).ok()?;
+    let u64_at = |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+    let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+    let found = Identity { epoch: u64_at(8), largest_seq: u64_at(16) as i64 };
+    let (file_dimensions, count, model_length) = (u32_at(24) as usize, u64_at(28), u32_at(36) as usize);
+    if &header[..8] != MAGIC || found != identity || file_dimensions != dimensions || model_length != model.len() {
+        return None;
+    }
+    let count = usize::try_from(count).ok()?;
+    let lengths = sections(dimensions, count)?;
+    let body = lengths[..4].iter().try_fold(model_length, |sum, part| sum.checked_add(*part))?;
+    if HEADER.checked_add(body)?.checked_add(lengths[4])? != length {
+        return None;
+    }
+    let mut name = vec![0u8; model_length];
+    file.read_exact(&mut name).ok()?;
+    if name != model.as_bytes() {
+        return None;
+    }
+    // Each section straight into its vector, through one small buffer (a copy of the whole
+    // body first would fault in its pages twice).
+    let mut reader = std::io::BufReader::with_capacity(64 * 1024, &file);
+    let f32s = |bytes: &[u8]| f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+    let centre = read_values(&mut reader, dimensions, 4, f32s)?;
+    let seqs = read_values(&mut reader, count, 8, |bytes| i64::from_le_bytes(bytes.try_into().expect("8 bytes")))?;
+    let scales = read_values(&mut reader, count, 4, f32s)?;
+    let signs =
+        read_values(&mut reader, lengths[3] / 8, 8, |bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))?;
+    drop(reader);
+    if scales.iter().chain(&centre).any(|value| !value.is_finite()) {
+        return None;
+    }
+    let offset = (HEADER + body) as u64;
+    #[cfg(unix)]
+    let codes = Codes::File { file, offset };
+    #[cfg(not(unix))]
+    let codes = {
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(offset)).ok()?;
+        let mut codes = vec![0u8; lengths[4]];
+        file.read_exact(&mut codes).ok()?;
+        Codes::Memory(codes.into_iter().map(|byte| byte as i8).collect())
+    };
+    Some(VectorIndex { model: model.to_string(), tag: identity.epoch, dimensions, seqs, scales, codes, centre, signs })
+}
+
+/// `count` values of `size` bytes each from `reader`, each made by `value`.
+fn read_values<T>(reader: &mut impl Read, count: usize, size: usize, value: impl Fn(&[u8]) -> T) -> Option<Vec<T>> {
+    let mut values = Vec::with_capacity(count);
+    let mut buffer = vec![0u8; (16 * 1024 / size).max(1) * size];
+    let mut left = count;
+    while left > 0 {
+        let take = left.min(buffer.len() / size);
+        reader.read_exact(&mut buffer[..take * size]).ok()?;
+        values.extend(buffer[..take * size].chunks_exact(size).map(&value));
+        left -= take;
+    }
+    Some(values)
+}
+
+/// Keeps `index` (sealed: read from a file) as the one of `path`.
+pub(super) fn share(path: &Path, index: VectorIndex) -> Arc<VectorIndex> {
+    let index = Arc::new(index);
+    let mut indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
+    indexes.insert(path.to_path_buf(), index.clone());
+    index
+}
+
 /// The index of `path` for `model` if it was read at `tag`.
 pub(super) fn cached(path: &Path, model: &str, tag: u64) -> Option<Arc<VectorIndex>> {
     let indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
@@ -303,10 +538,7 @@ pub(super) fn cached(path: &Path, model: &str, tag: u64) -> Option<Arc<VectorInd
 /// Keeps `index` as the one of `path` (one model per database: the embedder's).
 pub(super) fn keep(path: &Path, mut index: VectorIndex) -> Arc<VectorIndex> {
     index.seal();
-    let index = Arc::new(index);
-    let mut indexes = INDEXES.lock().unwrap_or_else(|poison| poison.into_inner());
-    indexes.insert(path.to_path_buf(), index.clone());
-    index
+    share(path, index)
 }
 
 #[cfg(test)]
@@ -377,6 +609,60 @@ mod tests {
                 assert!(candidates.contains(&seq), "probe {probe}: exact neighbour {seq} missing from the candidates");
             }
         }
+    }
+
+    #[test]
+    fn an_index_read_back_from_its_file_ranks_as_the_one_built_and_a_foreign_file_is_refused() {
+        let dimensions = 384;
+        let mut vectors = clustered(5, 3_010, 20, 0.05, dimensions);
+        let queries = vectors.split_off(3_000);
+        let mut built = VectorIndex::new("model-a", 7, dimensions);
+        for (seq, vector) in vectors.iter().enumerate() {
+            built.push(seq as i64 * 3 + 1, vector);
+        }
+        built.seal();
+        let dir = tempfile::tempdir().unwrap();
+        let path = file_of(&dir.path().join("brain.db"));
+        assert_eq!(path.file_name().unwrap(), "brain.db.vectors");
+        let identity = Identity { epoch: 7, largest_seq: 8_998 };
+        save(&built, identity, &path).unwrap();
+        let read = load(&path, "model-a", identity, dimensions).expect("the file just written");
+        assert!(read.memory_codes().is_none() || cfg!(not(unix)), "on Unix the codes stay in the file");
+        assert_eq!(
+            (read.len(), read.tag, read.centre.clone(), read.signs.len()),
+            (3_000, 7, built.centre.clone(), built.signs.len())
+        );
+        let count = (10 * OVERSAMPLE).max(MIN_RESCORED);
+        assert!(built.len() > count * SHORTLIST, "the bit pass runs, and reads the shortlist's rows from the file");
+        for query in queries.iter().chain(&vectors[..5]) {
+            assert_eq!(read.candidates(query, count), built.candidates(query, count));
+            // More than a quarter of the rows: read in one go.
+            assert_eq!(read.candidates(query, 1_000), built.candidates(query, 1_000));
+        }
+        // Another epoch, largest seq, model or dimension: not this index.
+        for (other, model, dims) in [
+            (Identity { epoch: 8, ..identity }, "model-a", dimensions),
+            (Identity { largest_seq: 9_001, ..identity }, "model-a", dimensions),
+            (identity, "model-b", dimensions),
+            (identity, "model-a", 768),
+        ] {
+            assert!(load(&path, model, other, dims).is_none(), "{other:?} {model} {dims}");
+        }
+        // A cut, lengthened or scribbled file, or none at all, is refused.
+        let whole = std::fs::read(&path).unwrap();
+        for broken in [whole[..whole.len() - 1].to_vec(), [&whole[..], b"x"].concat(), b"brainvx1".to_vec(), Vec::new()]
+        {
+            std::fs::write(&path, &broken).unwrap();
+            assert!(load(&path, "model-a", identity, dimensions).is_none(), "{} bytes", broken.len());
+        }
+        let mut huge = whole.clone();
+        huge[28..36].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&path, &huge).unwrap();
+        assert!(load(&path, "model-a", identity, dimensions).is_none(), "an absurd count allocates nothing");
+        std::fs::remove_file(&path).unwrap();
+        assert!(load(&path, "model-a", identity, dimensions).is_none());
+        // Nothing was left aside.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

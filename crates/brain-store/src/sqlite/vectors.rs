@@ -11,6 +11,10 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 
 use super::vector_index::{self, MIN_RESCORED, OVERSAMPLE, VectorIndex};
+
+/// How much a search that a filter left short widens its candidates each round (and the
+/// share of the index past which it scans every vector instead).
+const WIDEN: usize = 4;
 use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
 use crate::{ItemFilter, StoreResult, VectorJob};
 
@@ -84,7 +88,8 @@ impl SqliteStore {
     ///
     /// The model's vectors are scanned in memory (`vector_index`: quantised, shared by the
     /// process's handles of this database, rebuilt when an item or a vector changed) and the
-    /// best of them re-scored exactly; a filter that leaves too few of those falls back to
+    /// best of them re-scored exactly; a filter that leaves too few of those widens the
+    /// candidates ([`WIDEN`] times each round) and past a quarter of the index falls back to
     /// the exact scan in SQL.
     pub fn nearest(
         &self,
@@ -98,8 +103,35 @@ impl SqliteStore {
         }
         let connection = self.lock();
         let index = self.vector_index(&connection, model, query.len())?;
-        let wanted = limit.saturating_mul(OVERSAMPLE).max(MIN_RESCORED);
-        let candidates = index.candidates(query, wanted);
+        let mut wanted = limit.saturating_mul(OVERSAMPLE).max(MIN_RESCORED);
+        loop {
+            let candidates = index.candidates(query, wanted);
+            let mut scored = self.rescore(&connection, model, query, filter, &candidates)?;
+            if scored.len() >= limit || candidates.len() >= index.len() {
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+                scored.truncate(limit);
+                return Ok(scored.into_iter().map(|(item, similarity, _)| (item, similarity)).collect());
+            }
+            // The filter kept fewer than asked of the best candidates: others beyond them
+            // may pass it. Four times as many, while that is a small part of the index;
+            // past it, only a scan of every vector within the filter finds them.
+            wanted = wanted.saturating_mul(WIDEN);
+            if wanted > index.len() / WIDEN {
+                return self.nearest_by_scan(&connection, model, query, filter, limit);
+            }
+        }
+    }
+
+    /// The `candidates` (seqs) that pass `filter`, each with its exact similarity to `query`
+    /// from its stored vector, unordered.
+    fn rescore(
+        &self,
+        connection: &Connection,
+        model: &str,
+        query: &[f32],
+        filter: &ItemFilter,
+        candidates: &[i64],
+    ) -> StoreResult<Vec<(brain_core::Item, f32, i64)>> {
         let (where_sql, filter_values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
         let mut scored: Vec<(brain_core::Item, f32, i64)> = Vec::with_capacity(candidates.len());
@@ -126,14 +158,7 @@ impl SqliteStore {
                 scored.push((row_to_item(row, 0, &self.path)?, similarity, seq));
             }
         }
-        if scored.len() < limit && candidates.len() < index.len() {
-            // The filter kept fewer than asked of the best candidates: others beyond them
-            // may pass it, and only a scan of every vector within the filter finds them.
-            return self.nearest_by_scan(&connection, model, query, filter, limit);
-        }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
-        scored.truncate(limit);
-        Ok(scored.into_iter().map(|(item, similarity, _)| (item, similarity)).collect())
+        Ok(scored)
     }
 
     /// The in-memory index of `model`'s vectors, current as of this read.
@@ -148,6 +173,17 @@ impl SqliteStore {
         {
             return Ok(index);
         }
+        // Not in this process: the index file when it was written from these vectors, else
+        // the table (and the file written for the next process).
+        let largest_seq: i64 = connection
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM item_vectors WHERE model = ?1")
+            .and_then(|mut statement| statement.query_row([model], |row| row.get(0)))
+            .map_err(|e| self.sqlite_error(e))?;
+        let identity = vector_index::Identity { epoch: tag, largest_seq };
+        let file = vector_index::file_of(&self.path);
+        if let Some(index) = vector_index::load(&file, model, identity, dimensions) {
+            return Ok(vector_index::share(&self.path, index));
+        }
         let mut index = VectorIndex::new(model, tag, dimensions);
         let mut statement = connection
             .prepare_cached("SELECT seq, vector FROM item_vectors WHERE model = ?1 ORDER BY seq")
@@ -161,7 +197,10 @@ impl SqliteStore {
             vector.extend(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])));
             index.push(seq, &vector);
         }
-        Ok(vector_index::keep(&self.path, index))
+        let index = vector_index::keep(&self.path, index);
+        // Best effort: a home that cannot be written still searches, from the table.
+        let _ = vector_index::save(&index, identity, &file);
+        Ok(index)
     }
 
     /// [`SqliteStore::nearest`] by a scan of every vector of `model` within `filter`.

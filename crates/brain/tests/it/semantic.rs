@@ -122,6 +122,37 @@ fn brain_embed_fills_vectors_resumably_and_hybrid_finds_meaning_without_shared_w
 }
 
 #[test]
+fn a_search_leaves_the_vector_index_for_the_next_process_which_ignores_a_stale_or_broken_one() {
+    let env = env_with_items();
+    configure(&env, &stub(Behaviour::Answer), "concepts-v1");
+    env.json(&["embed"]);
+    let file = env.home.join("brain.db.vectors");
+    assert!(!file.exists(), "written by the first search that builds the index, not before");
+    let first = |query: &str| -> String {
+        let page = env.json(&["search", "--mode", "semantic", query]);
+        page["results"][0]["title"].as_str().unwrap_or_default().to_string()
+    };
+    assert_eq!(first("automobile"), "Parking");
+    let written = std::fs::read(&file).expect("the index file next to the database");
+    assert!(written.starts_with(b"brainvx1"));
+    // The next process reads it (a rewrite renames a new file into place: another inode).
+    let inode = |path: &std::path::Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap());
+    let before = inode(&file);
+    assert_eq!(first("dinner"), "Friday lunch");
+    assert_eq!((inode(&file), std::fs::read(&file).unwrap()), (before, written.clone()), "read, not rewritten");
+    // A new vector moves the epoch: the file is stale, rebuilt and rewritten.
+    env.remember(&["--title", "Storage", "--content", "postgres for everything"]);
+    env.json(&["embed"]);
+    assert_eq!(first("sqlite"), "Storage");
+    let rewritten = std::fs::read(&file).unwrap();
+    assert!(rewritten.starts_with(b"brainvx1") && rewritten.len() > written.len(), "one more vector in it");
+    // A scribbled file is refused (the table is read instead) and replaced.
+    std::fs::write(&file, b"brainvx1 not an index").unwrap();
+    assert_eq!(first("automobile"), "Parking");
+    assert_eq!(std::fs::read(&file).unwrap(), rewritten);
+}
+
+#[test]
 fn an_endpoint_down_slow_or_answering_garbage_falls_back_to_lexical_and_says_so() {
     let env = env_with_items();
     configure(&env, &stub(Behaviour::Answer), "concepts-v1");
