@@ -414,13 +414,21 @@ fn sections(dimensions: usize, count: usize) -> Option<[usize; 5]> {
     ])
 }
 
+/// Files written aside are named `<index file>.<pid>-<n>.tmp`; one left by a process killed
+/// while writing is removed by a later save once it is this old.
+const ASIDE_KEPT: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Writes `index` (built from the table, sealed) as the index file `path`, for `identity`:
-/// aside first, then renamed into place, so a reader sees a whole file or the one before.
+/// aside first (a name of its own per writer: two handles of one process may build at
+/// once), then renamed into place, so a reader sees a whole file or the one before.
 pub(super) fn save(index: &VectorIndex, identity: Identity, path: &Path) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(codes) = index.memory_codes() else { return Ok(()) };
+    remove_old_asides(path);
     let aside = {
         let mut name = path.as_os_str().to_owned();
-        name.push(format!(".{}.tmp", std::process::id()));
+        let write = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        name.push(format!(".{}-{write}.tmp", std::process::id()));
         PathBuf::from(name)
     };
     let written = (|| {
@@ -452,6 +460,26 @@ pub(super) fn save(index: &VectorIndex, identity: Identity, path: &Path) -> std:
         let _ = std::fs::remove_file(&aside);
     }
     written
+}
+
+/// Removes files written aside for `path` by writers that did not finish ([`ASIDE_KEPT`]).
+fn remove_old_asides(path: &Path) {
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name().and_then(|name| name.to_str())) else { return };
+    let Ok(entries) = std::fs::read_dir(if folder.as_os_str().is_empty() { Path::new(".") } else { folder }) else {
+        return;
+    };
+    let prefix = format!("{name}.");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(file_name) = file_name.to_str() else { continue };
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age > ASIDE_KEPT));
+        if file_name.starts_with(&prefix) && file_name.ends_with(".tmp") && old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The index of `model` in the index file `path`, when the file is whole and was written
@@ -663,6 +691,43 @@ mod tests {
         assert!(load(&path, "model-a", identity, dimensions).is_none());
         // Nothing was left aside.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // What a killed writer left aside goes with a later save once old; a fresh one (a
+        // writer at work) stays, and so does anything else in the folder.
+        let left = dir.path().join("brain.db.vectors.999-0.tmp");
+        let working = dir.path().join("brain.db.vectors.999-1.tmp");
+        let other = dir.path().join("brain.db.vectors.bak");
+        for file in [&left, &working, &other] {
+            std::fs::write(file, b"partial").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - ASIDE_KEPT * 2;
+        std::fs::File::options().write(true).open(&left).unwrap().set_modified(long_ago).unwrap();
+        std::fs::File::options().write(true).open(&other).unwrap().set_modified(long_ago).unwrap();
+        save(&built, identity, &path).unwrap();
+        assert!(!left.exists() && working.exists() && other.exists() && path.exists());
+    }
+
+    #[test]
+    fn handles_of_one_process_saving_at_once_leave_a_whole_file() {
+        // A server's handles may each build the index at once: each writes aside under a
+        // name of its own.
+        let dimensions = 64;
+        let mut index = VectorIndex::new("m", 3, dimensions);
+        for seq in 0..2_000 {
+            index.push(seq, &pseudo_random_unit(seq as u64, dimensions));
+        }
+        index.seal();
+        let dir = tempfile::tempdir().unwrap();
+        let path = file_of(&dir.path().join("brain.db"));
+        let identity = Identity { epoch: 3, largest_seq: 1_999 };
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| save(&index, identity, &path).unwrap());
+            }
+        });
+        let read = load(&path, "m", identity, dimensions).expect("a whole file");
+        let query = pseudo_random_unit(77, dimensions);
+        assert_eq!(read.candidates(&query, 64), index.candidates(&query, 64));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing left aside");
     }
 
     #[test]
