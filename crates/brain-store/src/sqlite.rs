@@ -87,6 +87,12 @@ pub struct SqliteStore {
     /// The page cache size (`PRAGMA cache_size`) a bulk insert raised, to restore when its
     /// transaction ends (see `WriteTx::insert_many`).
     bulk_cache: Mutex<Option<i64>>,
+    /// Whether a vector index this handle builds is also written to the index file for the
+    /// next process (`sqlite/vector_index.rs`): by short-lived processes
+    /// ([`PageReads::Mapped`]: the CLI), which would each rebuild it, not by long-running ones
+    /// ([`PageReads::Cached`]: `serve`, which rebuilds in memory as vectors change under it
+    /// and would otherwise write the whole file after every write that embeds).
+    writes_index_file: bool,
 }
 
 /// SQLite's side of a [`crate::WriteTx`]: one `BEGIN IMMEDIATE` transaction.
@@ -165,6 +171,7 @@ impl SqliteStore {
             connection: Mutex::new(connection),
             wrote: std::sync::atomic::AtomicBool::new(false),
             bulk_cache: Mutex::new(None),
+            writes_index_file: page_reads == PageReads::Mapped,
         };
         if version < known {
             if readonly {

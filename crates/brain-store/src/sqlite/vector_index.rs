@@ -19,8 +19,9 @@
 //! process did it. It is read on every search (one indexed read) and a new value rebuilds
 //! the index from the table.
 //!
-//! The index file: a process that builds the index from the table also writes it next to
-//! the database (`<database>.vectors`, written aside and renamed into place), and a process
+//! The index file: a short-lived process (the CLI) that builds the index from the table also
+//! writes it next to the database (`<database>.vectors`, written aside and renamed into
+//! place; a long-running one rebuilds in memory as vectors change and writes none), and a process
 //! without the index in memory reads that file instead of the table when it was written at
 //! the current epoch and largest seq ([`Identity`]: two indexed reads). A one-shot `brain search`
 //! at 100k items would otherwise read 154 MB of vectors and quantise them for one query;

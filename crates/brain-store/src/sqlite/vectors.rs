@@ -198,8 +198,10 @@ impl SqliteStore {
             index.push(seq, &vector);
         }
         let index = vector_index::keep(&self.path, index);
-        // Best effort: a home that cannot be written still searches, from the table.
-        let _ = vector_index::save(&index, identity, &file);
+        if self.writes_index_file {
+            // Best effort: a home that cannot be written still searches, from the table.
+            let _ = vector_index::save(&index, identity, &file);
+        }
         Ok(index)
     }
 

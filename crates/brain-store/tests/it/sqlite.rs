@@ -131,3 +131,29 @@ fn nearest_neighbours_are_exact_through_the_shared_index_and_see_other_handles_w
     writer.write(|tx| tx.delete(&note_45)).unwrap();
     assert_eq!(titles(searcher.nearest("m", &query, &all, 2).unwrap()), ["note 46", "note 44"]);
 }
+
+#[test]
+fn a_short_lived_handle_leaves_the_vector_index_file_and_a_long_running_one_only_reads_it() {
+    // The CLI (memory-mapped reads) writes the index it built for the next process; the
+    // server (page cache) rebuilds in memory as vectors change under it and writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("brain.db");
+    let file = dir.path().join("brain.db.vectors");
+    let server = Store::open_sqlite_with(&path, true, brain_store::PageReads::Cached).unwrap();
+    let items: Vec<brain_core::Item> = (1..=90).map(|n| super::item(n, &format!("note {n}"), "text")).collect();
+    server.insert_all(&items, &mut |_| {}).unwrap();
+    let vectors: Vec<(String, Vec<f32>)> =
+        items.iter().enumerate().map(|(at, it)| (it.id.clone(), at_degrees(at as f32 + 1.0))).collect();
+    server.put_vectors("m", &vectors).unwrap();
+    let all = brain_store::ItemFilter::default();
+    let titles = |near: Vec<(brain_core::Item, f32)>| near.into_iter().map(|(it, _)| it.title).collect::<Vec<_>>();
+    assert_eq!(titles(server.nearest("m", &at_degrees(30.2), &all, 2).unwrap()), ["note 30", "note 31"]);
+    assert!(!file.exists(), "a long-running handle writes no index file");
+    // Another path to the same database (the index in memory is per path, as it is per
+    // process): the CLI's handle builds the index and leaves the file.
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+    let cli = Store::open_sqlite(&link.join("brain.db"), false).unwrap();
+    assert_eq!(titles(cli.nearest("m", &at_degrees(60.1), &all, 2).unwrap()), ["note 60", "note 61"]);
+    assert!(file.exists(), "a short-lived handle leaves the index for the next process");
+}
