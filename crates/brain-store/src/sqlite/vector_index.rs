@@ -230,36 +230,26 @@ impl VectorIndex {
         }
     }
 
-    /// The byte codes of the vectors at `positions` (ascending), row after row; `None` when
-    /// the index file cannot be read.
-    fn rows(&self, positions: &[usize]) -> Option<Vec<i8>> {
+    /// The byte codes of the vectors at `positions` (ascending), row after row, from the index
+    /// file's codes at `offset`; `None` when the file cannot be read.
+    #[cfg(unix)]
+    fn file_rows(&self, file: &std::fs::File, offset: u64, positions: &[usize]) -> Option<Vec<i8>> {
+        use std::os::unix::fs::FileExt;
         let dimensions = self.dimensions;
-        match &self.codes {
-            Codes::Memory(codes) => Some(
-                positions
-                    .iter()
-                    .flat_map(|&at| codes[at * dimensions..(at + 1) * dimensions].iter().copied())
-                    .collect(),
-            ),
-            #[cfg(unix)]
-            Codes::File { file, offset } => {
-                use std::os::unix::fs::FileExt;
-                let mut bytes = vec![0u8; positions.len() * dimensions];
-                if positions.len().saturating_mul(4) >= self.seqs.len() {
-                    // Most rows: one read of them all, then the ones asked for.
-                    let mut all = vec![0u8; self.seqs.len() * dimensions];
-                    file.read_exact_at(&mut all, *offset).ok()?;
-                    for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
-                        row.copy_from_slice(&all[at * dimensions..(at + 1) * dimensions]);
-                    }
-                } else {
-                    for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
-                        file.read_exact_at(row, offset + (at * dimensions) as u64).ok()?;
-                    }
-                }
-                Some(bytes.into_iter().map(|byte| byte as i8).collect())
+        let mut bytes = vec![0u8; positions.len() * dimensions];
+        if positions.len().saturating_mul(4) >= self.seqs.len() {
+            // Most rows: one read of them all, then the ones asked for.
+            let mut all = vec![0u8; self.seqs.len() * dimensions];
+            file.read_exact_at(&mut all, offset).ok()?;
+            for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
+                row.copy_from_slice(&all[at * dimensions..(at + 1) * dimensions]);
+            }
+        } else {
+            for (row, &at) in bytes.chunks_exact_mut(dimensions.max(1)).zip(positions) {
+                file.read_exact_at(row, offset + (at * dimensions) as u64).ok()?;
             }
         }
+        Some(bytes.into_iter().map(|byte| byte as i8).collect())
     }
 
     /// Computes the bit form of every vector pushed (the centre is their mean); called once,
@@ -329,21 +319,22 @@ impl VectorIndex {
             });
         // The dot products, in one loop compiled for the CPU's widest SIMD (AVX-512 or AVX2,
         // chosen at run time): 3–4× the baseline SSE2 code; then the selection.
-        let dots: Vec<(usize, i32)> = match (&positions, self.memory_codes()) {
-            (None, Some(codes)) => {
+        let dots: Vec<(usize, i32)> = match (&positions, &self.codes) {
+            (None, Codes::Memory(codes)) => {
                 let mut dots = vec![0i32; self.seqs.len()];
                 arch.dispatch(Dots { codes, query: &query_codes, out: &mut dots });
                 dots.into_iter().enumerate().collect()
             }
-            (Some(positions), Some(codes)) => positions
+            (Some(positions), Codes::Memory(codes)) => positions
                 .iter()
                 .map(|&at| (at, dot(&codes[at * dimensions..(at + 1) * dimensions], &query_codes)))
                 .collect(),
-            (positions, None) => {
+            #[cfg(unix)]
+            (positions, Codes::File { file, offset }) => {
                 // Codes in the index file: only the rows ranked are read. An unreadable file
                 // gives no candidates, and the caller falls back to the exact scan.
                 let positions = positions.clone().unwrap_or_else(|| (0..self.seqs.len()).collect());
-                let Some(rows) = self.rows(&positions) else { return Vec::new() };
+                let Some(rows) = self.file_rows(file, *offset, &positions) else { return Vec::new() };
                 positions
                     .iter()
                     .zip(rows.chunks_exact(dimensions))

@@ -11,12 +11,12 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 
 use super::vector_index::{self, MIN_RESCORED, OVERSAMPLE, VectorIndex};
+use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
+use crate::{ItemFilter, StoreResult, VectorJob};
 
 /// How much a search that a filter left short widens its candidates each round (and the
 /// share of the index past which it scans every vector instead).
 const WIDEN: usize = 4;
-use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
-use crate::{ItemFilter, StoreResult, VectorJob};
 
 fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|value| value.to_le_bytes()).collect()
