@@ -205,17 +205,25 @@ pub fn search(
     }
     let pool = needed.max(FUSION_POOL);
     // The embedder is built (in a short process: the model loaded) and the query embedded on
-    // a thread of its own while the lexical ranking runs here (docs/BENCHMARKS.md, hybrid).
+    // a thread of its own; the lexical ranking runs here once the embedder is built, beside
+    // the query's forward pass (one thread). Loading a model is two threads' work already
+    // (the tokenizer, then the weights): a ranking beside it slowed it on two cores, while
+    // the forward pass left a core idle (docs/BENCHMARKS.md, hybrid). A warm embedder is
+    // built at once.
     let (lexical_hits, (embedder, embedded)) = std::thread::scope(|scope| {
-        let embedding = scope.spawn(|| {
+        // Dropped once the embedder is built (or could not be).
+        let (loaded, ready) = std::sync::mpsc::channel::<()>();
+        let embedding = scope.spawn(move || {
             let query = [text.to_string()];
             let embedder = crate::embed::for_texts(embed, &query);
+            drop(loaded);
             let embedded = match &embedder {
                 Ok(Some(embedder)) => Some(embedder.embed(&query)),
                 _ => None,
             };
             (embedder, embedded)
         });
+        let _ = ready.recv();
         let lexical_hits = lexical(store, query, filter, pool);
         let embedding =
             embedding.join().unwrap_or_else(|_| (Err(BrainError::internal("the embedding thread panicked")), None));
