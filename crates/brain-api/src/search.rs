@@ -252,7 +252,6 @@ pub fn search(
         Some(Ok(_)) | None => return fall_back("the embedder failed on this query".into()),
     };
     let model = embedder.model_id();
-    crate::embed::done_with(embedder);
     let near = match store.nearest(&model, &vector, filter, pool) {
         Ok(near) => near,
         Err(err) => return fall_back(err.to_string()),

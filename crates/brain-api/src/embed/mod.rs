@@ -210,15 +210,6 @@ pub fn one_shot_process() {
     ONE_SHOT.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Lets go of an embedder [`for_texts`] gave. In a one-shot process it is not freed: its
-/// tensors (42 MB of a local model) go with the process a moment later, at once, instead of
-/// chunk by chunk before the answer is printed.
-pub fn done_with(embedder: std::sync::Arc<Embedder>) {
-    if ONE_SHOT.load(std::sync::atomic::Ordering::Relaxed) {
-        std::mem::forget(embedder);
-    }
-}
-
 /// An embedder for `texts`: the process's warm one, else — in a one-shot process with a
 /// local model — a model loaded for these texts only (not kept: it can embed nothing else),
 /// else [`shared`].
@@ -231,8 +222,14 @@ pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<s
         && config.provider == "local"
         && let Some(path) = config.model_path.as_deref()
     {
-        return local::MiniLm::load_for(path, &embedded_part(texts))
-            .map(|model| Some(std::sync::Arc::new(Embedder::Local(Box::new(model)))));
+        return local::MiniLm::load_for(path, &embedded_part(texts)).map(|model| {
+            let embedder = std::sync::Arc::new(Embedder::Local(Box::new(model)));
+            // Never freed: the process ends after its one command, and its exit frees the
+            // model's tensors (42 MB) at once, where dropping them unmapped them chunk by
+            // chunk before the answer was printed.
+            std::mem::forget(embedder.clone());
+            Some(embedder)
+        });
     }
     let _ = texts;
     shared(config)
