@@ -122,6 +122,9 @@ pub fn explain(query: &Query, hit: &Ranked) -> String {
     if let Some(date) = hit.on_date {
         parts.push(format!("written on {date}, a date the query names"));
     }
+    if hit.said_by_named {
+        parts.push("said by someone the query names".into());
+    }
     if hit.asks {
         parts.push("it only asks, so it ranks a step lower".into());
     }

@@ -57,6 +57,11 @@ pub struct Ranking {
     pub coverage_step: f64,
     /// What a matching date is worth, as a share of the query's total weight.
     pub date_weight: f64,
+    /// What a turn said by someone the query names is worth (its content starts `Kate: …`
+    /// and the query names Kate), as a share of the query's total weight, when it also
+    /// matches the query's subject: "What sports does Kate play?" is about what Kate said.
+    /// In a two-person chat each name is in half the store, so the name alone weighs little.
+    pub speaker_weight: f64,
     /// A weak term's weight, as a share of its IDF: a generic task word ([`is_task_word`]) or
     /// a word more than [`Ranking::common_share`] of the store contains, in a query that
     /// has other terms. Such words say what is to be done, not what about.
@@ -84,6 +89,7 @@ impl Default for Ranking {
             weights: [1.5, 1.0, 1.5, 1.0, 0.5],
             coverage_step: 0.25,
             date_weight: 0.5,
+            speaker_weight: 0.3,
             weak_weight: 0.3,
             common_share: 0.5,
             common_min_items: 20,
@@ -120,6 +126,9 @@ pub struct Ranked {
     pub matched: Vec<TermMatch>,
     /// The query date it was written on, if any.
     pub on_date: Option<DateSpec>,
+    /// It is a turn said by someone the query names (see [`speaker_label`]), and it matches
+    /// the query's subject besides the name: lifted by [`Ranking::speaker_weight`].
+    pub said_by_named: bool,
     /// Its content only asks (see [`only_asks`]): ranked one coverage step lower.
     pub asks: bool,
     /// It matched only weak terms (see [`Ranking::weak_weight`]) or only in its schema key:
@@ -147,10 +156,31 @@ pub fn only_asks(text: &str) -> bool {
     asked
 }
 
+thread_local! {
+    static SPK: f64 = std::env::var("BRAIN_SPK").ok().and_then(|v| v.parse().ok()).unwrap_or(0.3);
+    static SPKB: f64 = std::env::var("BRAIN_SPKB").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    static SPK_SUBJ: bool = std::env::var("BRAIN_SPK_SUBJ").map(|v| v == "1").unwrap_or(true);
+}
+
 struct Analysed {
     /// Per term, per field: occurrences.
     frequencies: Vec<[u32; 5]>,
     lengths: [u32; 5],
+    /// Per term: it is a word of the content's speaker label (see [`speaker_label`]).
+    spoken_by: Vec<bool>,
+}
+
+/// The label a dialogue line starts with, `Kate: …` or `Dr Ana Ruiz: …`: one to three words,
+/// at most 40 bytes, then a colon and a space, on the content's first line. A turn of a
+/// captured conversation says who said it that way.
+fn speaker_label(content: &str) -> Option<&str> {
+    let (label, rest) = content.split_once(':')?;
+    if label.len() > 40 || !rest.starts_with([' ', '\t']) || label.contains('\n') {
+        return None;
+    }
+    let count = label.split_whitespace().count();
+    let plain = label.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '-' || c == '.' || c == '\'');
+    (plain && (1..=3).contains(&count)).then_some(label)
 }
 
 fn field_texts(item: &Item) -> [std::borrow::Cow<'_, str>; 5] {
@@ -175,6 +205,14 @@ fn analyse(
 ) -> Analysed {
     let mut frequencies = vec![[0u32; 5]; query.terms.len()];
     let mut lengths = [0u32; 5];
+    let mut spoken_by = vec![false; query.terms.len()];
+    if let Some(label) = speaker_label(&item.content) {
+        for word in words(label) {
+            if let Some(&term) = by_stem.get(stemmer.stem(&word).as_ref()) {
+                spoken_by[term] = true;
+            }
+        }
+    }
     for (field, text) in field_texts(item).iter().enumerate() {
         for word in words(text) {
             lengths[field] += 1;
@@ -186,7 +224,7 @@ fn analyse(
             }
         }
     }
-    Analysed { frequencies, lengths }
+    Analysed { frequencies, lengths, spoken_by }
 }
 
 /// Ranks candidates for a query, best first; candidates matching no term (and no date) are
@@ -258,6 +296,8 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         // Per matched term: which fields, its BM25F term frequency and its weight's share.
         let mut terms: Vec<(usize, Fields, f64, f64)> = Vec::new();
         let mut subject = false;
+        // A subject term besides the speaker's name (which a turn's label always matches).
+        let mut told_subject = false;
         for (term, counts) in entry.frequencies.iter().enumerate() {
             let mut fields = Fields::default();
             let mut weighted = 0.0;
@@ -275,6 +315,7 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             let schema_key_only = fields == Fields::SCHEMA_KEY;
             let share = if schema_key_only { ranking.schema_key_share } else { 1.0 };
             subject |= !schema_key_only && !weak[term];
+            told_subject |= !schema_key_only && !weak[term] && !entry.spoken_by[term];
             terms.push((term, fields, weighted, share));
         }
         let mut matched = Vec::with_capacity(terms.len());
@@ -303,7 +344,10 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             continue;
         }
         let date_share = if on_date.is_some() { date_worth } else { 0.0 };
-        let coverage = ((matched_weight + date_share) / (total_weight + date_worth)).clamp(0.0, 1.0);
+        // Said by someone the query names, about its subject: a share of the query's weight.
+        let said_by_named = entry.spoken_by.iter().any(|&spoken| spoken) && told_subject;
+        let speaker_share = if said_by_named { ranking.speaker_weight * total_weight } else { 0.0 };
+        let coverage = ((matched_weight + date_share + speaker_share) / (total_weight + date_worth)).clamp(0.0, 1.0);
         let step = ranking.coverage_step.clamp(1e-6, 1.0);
         let mut tier = (coverage / step + 1e-9).floor() * step;
         let asks = only_asks(&item.content);
@@ -313,7 +357,7 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         let bm25_share = bm25 / (bm25 + total_weight);
         let score = if step >= 1.0 { bm25_share } else { tier + step * bm25_share };
         let generic_only = !subject && on_date.is_none();
-        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date, asks, generic_only });
+        ranked.push(Ranked { index, score, coverage, bm25, matched, on_date, said_by_named, asks, generic_only });
     }
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
     ranked
@@ -506,14 +550,57 @@ mod tests {
     #[test]
     fn a_word_most_of_the_store_shares_weighs_little() {
         // "kate" is in 60 of 100 items: "pottery" alone is more of the query than "kate" and
-        // "class" together (by IDF alone it is less).
+        // "class" together (by IDF alone it is less). (Emi says both: no turn is Kate's.)
         let order = ranked(
             "kate pottery class",
-            vec![item("Kate's class", "Kate: the class starts at six"), item("Pottery", "Emi: pottery on Sunday")],
+            vec![item("Kate's class", "Emi: Kate's class starts at six"), item("Pottery", "Emi: pottery on Sunday")],
             100,
             &[60, 30, 40],
         );
         assert_eq!(order[0].0, "Pottery");
+    }
+
+    #[test]
+    fn a_turn_said_by_someone_the_query_names_ranks_first_when_it_holds_the_subject() {
+        // Both turns match "sports"; "kate" is in 60 of 100 items (the two speakers share
+        // the store), so the name alone weighs little.
+        let query = "What sports does Kate play?";
+        let turns = || {
+            vec![
+                item("I love sports", "Emi: I love sports too, Kate, and I watch sports at night"),
+                item("Sports are fun", "Kate: sports are fun, basketball with friends"),
+                item("Morning", "Kate: good morning!"),
+            ]
+        };
+        let query_parsed = Query::parse(query);
+        let candidates = Candidates {
+            items: turns(),
+            statistics: TermStatistics { documents: 100, document_frequency: vec![10, 60, 20] },
+        };
+        let ranked = rank(&query_parsed, &candidates, &Ranking::default());
+        let order: Vec<(&str, bool)> =
+            ranked.iter().map(|hit| (candidates.items[hit.index].title.as_str(), hit.said_by_named)).collect();
+        assert_eq!(order[0], ("Sports are fun", true));
+        // A turn matching the name alone is not lifted: it says nothing of the subject.
+        assert!(order.contains(&("Morning", false)), "{order:?}");
+        // Without the rule Emi's turn, with more of the words, comes first.
+        let off = Ranking { speaker_weight: 0.0, ..Ranking::default() };
+        let first = rank(&query_parsed, &candidates, &off)[0].index;
+        assert_eq!(candidates.items[first].title, "I love sports");
+    }
+
+    #[test]
+    fn a_speaker_label_is_a_short_name_before_a_colon() {
+        assert_eq!(speaker_label("Kate: I made lasagna"), Some("Kate"));
+        assert_eq!(speaker_label("Fahim Khan: league tonight"), Some("Fahim Khan"));
+        assert_eq!(speaker_label("elise:\tMiami"), Some("elise"));
+        // Not a label: no space after the colon, a time, a sentence, a second line, a path.
+        assert_eq!(speaker_label("Kate:lasagna"), None);
+        assert_eq!(speaker_label("at 10:30 we met"), None);
+        assert_eq!(speaker_label("We decided on the following plan: retries"), None);
+        assert_eq!(speaker_label("Kate\nEmi: hi"), None);
+        assert_eq!(speaker_label("src/app.rs: the entry point"), None);
+        assert_eq!(speaker_label(": empty"), None);
     }
 
     #[test]
