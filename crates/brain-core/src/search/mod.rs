@@ -21,9 +21,10 @@
 //!    BM25F (field-weighted term frequencies, saturation `k1`, length normalisation `b`
 //!    against the candidates' mean field length), plus a bonus when the item was written on
 //!    a date the query names, and one when it is a turn said by someone the query names
-//!    (content `Kate: …`, the query naming Kate) that also matches its subject. IDF is `ln(1 + (N − df + 0.5)/(df + 0.5))`: never negative,
-//!    never floored to zero (FTS5's own `bm25()` gives a word in more than half of a small
-//!    store no weight at all, so a 2-item store ranked on nothing).
+//!    (content `Kate: …`, the query naming Kate) that also matches its subject. IDF is
+//!    `ln(1 + (N − df + 0.5)/(df + 0.5))`: never negative, never floored to zero (FTS5's
+//!    own `bm25()` gives a word in more than half of a small store no weight at all, so a
+//!    2-item store ranked on nothing).
 //!    A query's weak terms — generic task words ("fix", "bug", "add": [`is_task_word`]) and
 //!    words most of the store shares — weigh 0.3 of their IDF unless they are all the
 //!    query has, and a term found only in an item's schema key (`root/bugs`) a quarter of

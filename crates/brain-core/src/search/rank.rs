@@ -156,12 +156,6 @@ pub fn only_asks(text: &str) -> bool {
     asked
 }
 
-thread_local! {
-    static SPK: f64 = std::env::var("BRAIN_SPK").ok().and_then(|v| v.parse().ok()).unwrap_or(0.3);
-    static SPKB: f64 = std::env::var("BRAIN_SPKB").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
-    static SPK_SUBJ: bool = std::env::var("BRAIN_SPK_SUBJ").map(|v| v == "1").unwrap_or(true);
-}
-
 struct Analysed {
     /// Per term, per field: occurrences.
     frequencies: Vec<[u32; 5]>,
