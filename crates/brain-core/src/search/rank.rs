@@ -58,8 +58,9 @@ pub struct Ranking {
     /// What a matching date is worth, as a share of the query's total weight.
     pub date_weight: f64,
     /// What a turn said by someone the query names is worth (its content starts `Kate: …`
-    /// and the query names Kate), as a share of the query's total weight, when it also
-    /// matches the query's subject: "What sports does Kate play?" is about what Kate said.
+    /// and the query names Kate), as a share of the query's total weight added to its
+    /// coverage (past 1 too), when it also matches the query's subject: "What sports does
+    /// Kate play?" is about what Kate said.
     /// In a two-person chat each name is in half the store, so the name alone weighs little.
     pub speaker_weight: f64,
     /// A weak term's weight, as a share of its IDF: a generic task word ([`is_task_word`]) or
@@ -112,9 +113,10 @@ pub struct TermMatch {
 pub struct Ranked {
     /// Index into `Candidates::items`.
     pub index: usize,
-    /// Coverage (rounded down to the ranking's step; one step less for an item that only
-    /// asks) plus the step times the candidate's BM25F share: in `[-step, 1 + step)`,
-    /// higher is better, comparable within one query.
+    /// Coverage, plus the speaker lift for a turn said by someone the query names (rounded
+    /// down to the ranking's step; one step less for an item that only asks), plus the step
+    /// times the candidate's BM25F share: in `[-step, 1 + speaker_weight + step)`, higher is
+    /// better, comparable within one query.
     pub score: f64,
     /// The share of the query's weight this candidate matches (dates included), `0..=1`: a
     /// term weighs its IDF, a weak term a share of it, a match in the schema key alone a
@@ -127,7 +129,8 @@ pub struct Ranked {
     /// The query date it was written on, if any.
     pub on_date: Option<DateSpec>,
     /// It is a turn said by someone the query names (see [`speaker_label`]), and it matches
-    /// the query's subject besides the name: lifted by [`Ranking::speaker_weight`].
+    /// the query's subject besides the name: lifted by [`Ranking::speaker_weight`], past a
+    /// full match too (its coverage does not include the lift).
     pub said_by_named: bool,
     /// Its content only asks (see [`only_asks`]): ranked one coverage step lower.
     pub asks: bool,
@@ -340,10 +343,12 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
         let date_share = if on_date.is_some() { date_worth } else { 0.0 };
         // Said by someone the query names, about its subject: a share of the query's weight.
         let said_by_named = entry.spoken_by.iter().any(|&spoken| spoken) && told_subject;
-        let speaker_share = if said_by_named { ranking.speaker_weight * total_weight } else { 0.0 };
-        let coverage = ((matched_weight + date_share + speaker_share) / (total_weight + date_worth)).clamp(0.0, 1.0);
+        let coverage = ((matched_weight + date_share) / (total_weight + date_worth)).clamp(0.0, 1.0);
+        // The lift counts past a full match: a turn of the person named matching every word
+        // ranks above another speaker's turn matching every word.
+        let lift = if said_by_named { ranking.speaker_weight } else { 0.0 };
         let step = ranking.coverage_step.clamp(1e-6, 1.0);
-        let mut tier = (coverage / step + 1e-9).floor() * step;
+        let mut tier = ((coverage + lift) / step + 1e-9).floor() * step;
         let asks = only_asks(&item.content);
         if asks && step < 1.0 {
             tier -= step;

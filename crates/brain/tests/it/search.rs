@@ -212,3 +212,43 @@ fn session_start_recalls_the_turn_next_to_a_match_within_its_budget() {
         assert!(text.chars().count() <= max_chars.parse().unwrap(), "{text}");
     }
 }
+
+#[test]
+fn a_turn_said_by_the_person_a_question_names_comes_first_and_says_so() {
+    let env = Env::new();
+    // A two-person chat: each name is in about half the turns (a weak word), and Emi's turn
+    // has more of the subject's words than Kate's.
+    let mut lines: Vec<String> = Vec::new();
+    let mut turn = |speaker: &str, text: &str| {
+        let index = lines.len();
+        lines.push(
+            serde_json::json!({
+                "id": format!("mem_01JDNC{index:020}"), "kind": "note", "scope": "project/demo",
+                "source": "transcript:chat-3", "title": text.split_once([',', '!', '.']).map_or(text, |(first, _)| first),
+                "content": format!("{speaker}: {text}"),
+                "created_at": format!("2026-11-20T10:{index:02}:00Z"), "updated_at": format!("2026-11-20T10:{index:02}:00Z"),
+            })
+            .to_string(),
+        );
+    };
+    turn("Emi", "I love sports too, Kate, and I watch sports every night on TV");
+    turn("Kate", "Sports are my thing, basketball with friends on Sundays");
+    for index in 0..11 {
+        turn("Kate", &format!("Morning! Coffee number {index} and a long walk to the office"));
+        turn("Emi", &format!("Kate, the bakery on the corner had fresh bread {index} times this week"));
+    }
+    let path = env.dir.path().join("chat.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    env.brain().args(["import", path.to_str().unwrap()]).assert().success();
+    let page = env.json(&["--now", "2026-11-28T10:00:00Z", "search", "What sports does Kate play?"]);
+    let results = page["results"].as_array().unwrap();
+    assert_eq!(results[0]["title"], "Sports are my thing", "{page}");
+    assert!(results[0]["why"].as_str().unwrap().contains("said by someone the query names"), "{page}");
+    // Emi's turn is found too, below, and not said to be Kate's.
+    let emi = results.iter().find(|hit| hit["title"] == "I love sports too").unwrap_or_else(|| panic!("{page}"));
+    assert!(!emi["why"].as_str().unwrap().contains("said by"), "{page}");
+    // Kate's turns that hold nothing of the subject are not lifted: below both, if listed.
+    for hit in &results[2..] {
+        assert!(!hit["why"].as_str().unwrap().contains("said by"), "{page}");
+    }
+}
