@@ -143,22 +143,34 @@ fn chat_env() -> (Env, &'static str, &'static str) {
         ("mem_01JDNB00000000000000000004", "transcript:chat-2", "20T18:02", "Kate: Hiking on Saturday?"),
         ("mem_01JDNB00000000000000000005", "cli", "20T18:00", "The store runs a promotion on shoes this week."),
     ];
-    let lines: Vec<String> = turns
-        .iter()
-        .map(|(id, source, time, text)| {
+    import_notes(
+        &env,
+        turns.iter().map(|(id, source, time, text)| {
             serde_json::json!({
-                "id": id, "kind": "note", "scope": "project/demo", "source": source,
+                "id": id, "source": source,
                 "title": text.split_once(['!', '.', '?']).map_or(*text, |(first, _)| first),
                 "content": text, "created_at": format!("2026-11-{time}:00Z"),
-                "updated_at": format!("2026-11-{time}:00Z"),
             })
-            .to_string()
+        }),
+    );
+    (env, asked, answered)
+}
+
+/// Imports notes of `project/demo` (each given its id, source, title, content and
+/// created_at; updated at its creation) through `brain import`, as a capture would write them.
+fn import_notes(env: &Env, notes: impl IntoIterator<Item = serde_json::Value>) {
+    let lines: Vec<String> = notes
+        .into_iter()
+        .map(|mut note| {
+            note["kind"] = "note".into();
+            note["scope"] = "project/demo".into();
+            note["updated_at"] = note["created_at"].clone();
+            note.to_string()
         })
         .collect();
-    let path = env.dir.path().join("chat.jsonl");
+    let path = env.dir.path().join("notes.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     env.brain().args(["import", path.to_str().unwrap()]).assert().success();
-    (env, asked, answered)
 }
 
 #[test]
@@ -218,28 +230,24 @@ fn a_turn_said_by_the_person_a_question_names_comes_first_and_says_so() {
     let env = Env::new();
     // A two-person chat: each name is in about half the turns (a weak word), and Emi's turn
     // has more of the subject's words than Kate's.
-    let mut lines: Vec<String> = Vec::new();
-    let mut turn = |speaker: &str, text: &str| {
-        let index = lines.len();
-        lines.push(
-            serde_json::json!({
-                "id": format!("mem_01JDNC{index:020}"), "kind": "note", "scope": "project/demo",
-                "source": "transcript:chat-3", "title": text.split_once([',', '!', '.']).map_or(text, |(first, _)| first),
-                "content": format!("{speaker}: {text}"),
-                "created_at": format!("2026-11-20T10:{index:02}:00Z"), "updated_at": format!("2026-11-20T10:{index:02}:00Z"),
-            })
-            .to_string(),
-        );
-    };
-    turn("Emi", "I love sports too, Kate, and I watch sports every night on TV");
-    turn("Kate", "Sports are my thing, basketball with friends on Sundays");
+    let mut turns = vec![
+        ("Emi", "I love sports too, Kate, and I watch sports every night on TV".to_string()),
+        ("Kate", "Sports are my thing, basketball with friends on Sundays".to_string()),
+    ];
     for index in 0..11 {
-        turn("Kate", &format!("Morning! Coffee number {index} and a long walk to the office"));
-        turn("Emi", &format!("Kate, the bakery on the corner had fresh bread {index} times this week"));
+        turns.push(("Kate", format!("Morning! Coffee number {index} and a long walk to the office")));
+        turns.push(("Emi", format!("Kate, the bakery on the corner had fresh bread {index} times this week")));
     }
-    let path = env.dir.path().join("chat.jsonl");
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    env.brain().args(["import", path.to_str().unwrap()]).assert().success();
+    import_notes(
+        &env,
+        turns.iter().enumerate().map(|(index, (speaker, text))| {
+            serde_json::json!({
+                "id": format!("mem_01JDNC{index:020}"), "source": "transcript:chat-3",
+                "title": text.split_once([',', '!', '.']).map_or(text.as_str(), |(first, _)| first),
+                "content": format!("{speaker}: {text}"), "created_at": format!("2026-11-20T10:{index:02}:00Z"),
+            })
+        }),
+    );
     let page = env.json(&["--now", "2026-11-28T10:00:00Z", "search", "What sports does Kate play?"]);
     let results = page["results"].as_array().unwrap();
     assert_eq!(results[0]["title"], "Sports are my thing", "{page}");
