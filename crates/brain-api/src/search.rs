@@ -52,9 +52,16 @@ pub fn parse(text: &str) -> BrainResult<Query> {
 /// adjacent in time) lent part of their score (`brain_core::search::lend`), within the same
 /// filter. The anchors do not depend on `needed`, so every page of a query ranks alike.
 pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize) -> BrainResult<Vec<Hit>> {
+    Ok(lexical_known(store, query, filter, needed)?.0)
+}
+
+/// [`lexical`], and the share of the query's terms the store holds at all (see
+/// [`known_share`]).
+fn lexical_known(store: &Store, query: &Query, filter: &ItemFilter, needed: usize) -> BrainResult<(Vec<Hit>, f64)> {
     let words = query.words();
     let limit = needed.saturating_mul(2).max(MIN_CANDIDATES);
     let candidates = store.candidates(&CandidateRequest { words: &words, limit }, filter)?;
+    let known = known_share(&candidates.statistics);
     let ranked = brain_core::search::rank(query, &candidates, &Ranking::default());
     let lenders: Vec<&Ranked> = ranked
         .iter()
@@ -87,7 +94,7 @@ pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize)
     }
     // Ties keep the ranking's order; a lent-only item comes after the direct matches.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.is_some().cmp(&a.2.is_some())).then(a.1.cmp(&b.1)));
-    Ok(scored
+    let hits: Vec<Hit> = scored
         .into_iter()
         .take(needed)
         .map(|(score, index, direct)| {
@@ -103,7 +110,29 @@ pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize)
             let generic_only = lent.is_none() && direct.is_some_and(|hit| hit.generic_only);
             Hit { item: pool[index].clone(), score, why, generic_only }
         })
-        .collect())
+        .collect();
+    Ok((hits, known))
+}
+
+/// How much of a query's weight the store holds at all: the IDF of its terms some item
+/// holds, against those plus a term no item holds at the IDF of a word in no item (the
+/// rarest there is). The lexical ranking weighs a term no item holds at nothing (a typo or a
+/// word the store never saw must not shrink every coverage alike), so one matching word of
+/// "automobile sedan ship" is a full match there; the fusion scales the lexical score by this
+/// share, leaving the words the store lacks to meaning (docs/BENCHMARKS.md, issue 29, seventh
+/// pass: the coding corpus's paraphrases 0.750 → 0.787).
+fn known_share(statistics: &brain_core::search::TermStatistics) -> f64 {
+    let documents = statistics.documents as f64;
+    let idf = |df: f64| (1.0 + (documents.max(df) - df + 0.5) / (df + 0.5)).ln();
+    let (mut held, mut absent) = (0.0, 0.0);
+    for &df in &statistics.document_frequency {
+        if df > 0 {
+            held += idf(df as f64);
+        } else {
+            absent += idf(0.0);
+        }
+    }
+    if held + absent > 0.0 { held / (held + absent) } else { 1.0 }
 }
 
 /// "matched: retry (title, content), jitter (content); written on 2023-12-29, a date the
@@ -159,19 +188,17 @@ impl Mode {
 /// Each ranking contributes this many candidates to a fusion.
 pub const FUSION_POOL: usize = 50;
 
-/// Reciprocal-rank fusion: `score = Σ weight / (RRF_K + rank)` over the lexical and the
-/// semantic ranking (ranks from 1). The usual k = 60 flattens the lexical ranking so much
-/// that any semantic vote reorders it (hybrid measured below lexical); k = 10 keeps the
-/// lexical order where it is sure.
-const RRF_K: f64 = 10.0;
-
-/// The semantic vote's weight in the fusion (the lexical one weighs 1 at rank 1), given in
-/// full to a similarity of 1 and scaled down to nothing at [`SIMILARITY_FLOOR`]: an item
-/// votes by how close in meaning it is, not by its place among the nearest (the nearest of
-/// a question nothing answers is still the first). Chosen on the retrieval benchmark
-/// (docs/BENCHMARKS.md, issue 29): by rank at 0.3, MiniLM's paraphrases of the coding
-/// corpus were found by semantic alone (0.898) and lost in the fusion (0.500).
-const SEMANTIC_WEIGHT: f64 = 2.0;
+/// The semantic vote's weight in the fusion: an item's fused score is its lexical score (the
+/// share of the query's weight it matches, see `brain_core::search::rank`; 0 when it matched
+/// nothing) plus this weight times its closeness in meaning (1 at a similarity of 1, nothing
+/// at the floor, see [`similarity_floor`]). A semantic neighbour at full closeness counts as a
+/// full lexical match, so meaning decides where the words are weak and the words where they
+/// are strong. It replaced a reciprocal-rank fusion (`2 / (10 + rank)` semantic against
+/// `1 / (10 + rank)` lexical), which reordered a sure lexical top by rank alone: with
+/// [`known_share`], REALTALK hybrid recall@1 0.269 → 0.324, recall@5 0.507 → 0.515; the coding
+/// corpus's recall@1 0.770 → 0.827 and paraphrases 0.731 → 0.787 (docs/BENCHMARKS.md, issue
+/// 29, seventh pass).
+const SEMANTIC_WEIGHT: f64 = 1.0;
 
 /// Below this cosine similarity a semantic neighbour gets no vote (MiniLM's unrelated
 /// sentences sit around 0–0.3).
@@ -227,12 +254,12 @@ pub fn search(
             (embedder, embedded)
         });
         let _ = ready.recv();
-        let lexical_hits = lexical(store, query, filter, pool);
+        let lexical_hits = lexical_known(store, query, filter, pool);
         let embedding =
             embedding.join().unwrap_or_else(|_| (Err(BrainError::internal("the embedding thread panicked")), None));
         (lexical_hits, embedding)
     });
-    let mut lexical_hits = lexical_hits?;
+    let (mut lexical_hits, known) = lexical_hits?;
     let mut fall_back = |reason: String| {
         lexical_hits.truncate(needed);
         for hit in &mut lexical_hits {
@@ -277,16 +304,24 @@ pub fn search(
             })
             .collect());
     }
-    let (semantic_weight, k) = (SEMANTIC_WEIGHT, RRF_K);
+    Ok(fuse(lexical_hits, known, near, pool, needed))
+}
+
+/// The hybrid ranking of `lexical` hits (best first, with their lexical scores) and `near`
+/// neighbours (nearest first, with their similarities; `pool` were asked for): each item's
+/// lexical score plus [`SEMANTIC_WEIGHT`] times its closeness, best first, scaled so a full
+/// match of both is 1; an item with neither is dropped, and only a neighbour that votes says
+/// "similar in meaning".
+fn fuse(lexical: Vec<Hit>, known: f64, near: Vec<(Item, f32)>, pool: usize, needed: usize) -> Vec<Hit> {
     let floor = similarity_floor(&near, pool);
-    let mut fused: Vec<(f64, Hit)> = Vec::new();
-    let lexical_weight = 1.0;
-    for (rank, hit) in lexical_hits.into_iter().enumerate() {
-        fused.push((lexical_weight / (k + rank as f64 + 1.0), hit));
-    }
+    let mut fused: Vec<(f64, Hit)> = lexical.into_iter().map(|hit| (hit.score.max(0.0) * known, hit)).collect();
     for (item, similarity) in near {
         let closeness = ((f64::from(similarity) - floor) / (1.0 - floor)).clamp(0.0, 1.0);
-        let share = semantic_weight / (k + 1.0) * closeness;
+        let share = SEMANTIC_WEIGHT * closeness;
+        if share <= 0.0 {
+            // At or below the floor: no vote, and `why` does not claim one.
+            continue;
+        }
         let note = format!("similar in meaning ({similarity:.2})");
         match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
             Some((score, hit)) => {
@@ -296,9 +331,9 @@ pub fn search(
             None => fused.push((share, Hit { item, score: 0.0, why: note, generic_only: false })),
         }
     }
-    let best = (lexical_weight + semantic_weight) / (k + 1.0);
+    let best = 1.0 + SEMANTIC_WEIGHT;
     fused.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.item.id.cmp(&b.1.item.id)));
-    Ok(fused
+    fused
         .into_iter()
         .filter(|(score, _)| *score > 0.0)
         .take(needed)
@@ -306,12 +341,59 @@ pub fn search(
             hit.score = score / best;
             hit
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn meaning_decides_where_the_words_are_weak_and_the_words_where_they_are_strong() {
+        let now = "2026-11-01T00:00:00Z".parse().unwrap();
+        let items = brain_core::assemble::fixtures::generate_items(4, 7, now);
+        let [full, partial, weak, unmatched] = [0, 1, 2, 3].map(|index| items[index].clone());
+        let hit =
+            |item: &Item, score: f64| Hit { item: item.clone(), score, why: "matched".into(), generic_only: false };
+        let order = |hits: &[Hit]| hits.iter().map(|hit| hit.item.id.clone()).collect::<Vec<_>>();
+        // A full lexical match and a weak one; the semantic side finds a paraphrase no word
+        // matched, very close in meaning (closeness 0.8 above the base floor 0.3), and the
+        // weak match, close too.
+        let lexical = vec![hit(&full, 1.0), hit(&partial, 0.5), hit(&weak, 0.1)];
+        let near = vec![(unmatched.clone(), 0.86), (weak.clone(), 0.65), (full.clone(), 0.2)];
+        let fused = fuse(lexical, 1.0, near, 50, 10);
+        // The full match stays first: a neighbour at closeness 0.8 does not outrank it.
+        assert_eq!(order(&fused), [full.id.clone(), unmatched.id.clone(), weak.id.clone(), partial.id.clone()]);
+        // A paraphrase close in meaning passes a half match; the weak word match with a
+        // semantic vote (0.1 + 0.5) passes the half match without one.
+        assert!((fused[0].score - 0.5).abs() < 1e-9, "a full match of one side is half the scale: {}", fused[0].score);
+        assert!(fused[1].why.starts_with("similar in meaning (0.86)"), "{}", fused[1].why);
+        assert!(fused[2].why.contains("; similar in meaning (0.65)"), "{}", fused[2].why);
+        // Below the floor no vote: the full match's why says nothing of meaning.
+        assert_eq!(fused[0].why, "matched");
+        // Nothing at all from either side: dropped.
+        let fused = fuse(vec![hit(&partial, 0.0)], 1.0, vec![(unmatched.clone(), 0.1)], 50, 10);
+        assert!(fused.is_empty(), "{:?}", order(&fused));
+    }
+
+    #[test]
+    fn the_words_no_item_holds_are_left_to_meaning() {
+        use brain_core::search::TermStatistics;
+        let share = |documents, df: &[u64]| known_share(&TermStatistics { documents, document_frequency: df.to_vec() });
+        // Every word held (or no word at all): the lexical score counts in full.
+        assert_eq!(share(1000, &[3, 40]), 1.0);
+        assert_eq!(share(1000, &[]), 1.0);
+        // Nothing held: the lexical side has nothing to say.
+        assert_eq!(share(1000, &[0, 0]), 0.0);
+        // One word of three held: less than a third when it is common, more when it is rare
+        // (a word in no item weighs as the rarest word there is).
+        let common = share(1000, &[0, 0, 400]);
+        let rare = share(1000, &[0, 0, 1]);
+        assert!(common > 0.0 && common < 1.0 / 3.0, "{common}");
+        assert!(rare > common && rare < 0.5, "{rare}");
+        // An empty store holds nothing: no lexical vote.
+        assert_eq!(share(0, &[0]), 0.0);
+    }
 
     #[test]
     fn only_what_stands_above_a_full_pools_crowd_gets_a_semantic_vote() {
