@@ -55,13 +55,13 @@ pub fn lexical(store: &Store, query: &Query, filter: &ItemFilter, needed: usize)
     Ok(lexical_known(store, query, filter, needed)?.0)
 }
 
-/// [`lexical`], and the share of the query's terms the store holds at all (see
-/// [`known_share`]).
+/// [`lexical`], and the share of the query's weight the store holds at all
+/// (`TermStatistics::held_share`).
 fn lexical_known(store: &Store, query: &Query, filter: &ItemFilter, needed: usize) -> BrainResult<(Vec<Hit>, f64)> {
     let words = query.words();
     let limit = needed.saturating_mul(2).max(MIN_CANDIDATES);
     let candidates = store.candidates(&CandidateRequest { words: &words, limit }, filter)?;
-    let known = known_share(&candidates.statistics);
+    let known = candidates.statistics.held_share();
     let ranked = brain_core::search::rank(query, &candidates, &Ranking::default());
     let lenders: Vec<&Ranked> = ranked
         .iter()
@@ -112,27 +112,6 @@ fn lexical_known(store: &Store, query: &Query, filter: &ItemFilter, needed: usiz
         })
         .collect();
     Ok((hits, known))
-}
-
-/// How much of a query's weight the store holds at all: the IDF of its terms some item
-/// holds, against those plus a term no item holds at the IDF of a word in no item (the
-/// rarest there is). The lexical ranking weighs a term no item holds at nothing (a typo or a
-/// word the store never saw must not shrink every coverage alike), so one matching word of
-/// "automobile sedan ship" is a full match there; the fusion scales the lexical score by this
-/// share, leaving the words the store lacks to meaning (docs/BENCHMARKS.md, issue 29, seventh
-/// pass: the coding corpus's paraphrases 0.750 → 0.787).
-fn known_share(statistics: &brain_core::search::TermStatistics) -> f64 {
-    let documents = statistics.documents as f64;
-    let idf = |df: f64| (1.0 + (documents.max(df) - df + 0.5) / (df + 0.5)).ln();
-    let (mut held, mut absent) = (0.0, 0.0);
-    for &df in &statistics.document_frequency {
-        if df > 0 {
-            held += idf(df as f64);
-        } else {
-            absent += idf(0.0);
-        }
-    }
-    if held + absent > 0.0 { held / (held + absent) } else { 1.0 }
 }
 
 /// "matched: retry (title, content), jitter (content); written on 2023-12-29, a date the
@@ -195,7 +174,7 @@ pub const FUSION_POOL: usize = 50;
 /// full lexical match, so meaning decides where the words are weak and the words where they
 /// are strong. It replaced a reciprocal-rank fusion (`2 / (10 + rank)` semantic against
 /// `1 / (10 + rank)` lexical), which reordered a sure lexical top by rank alone: with
-/// [`known_share`], REALTALK hybrid recall@1 0.269 → 0.324, recall@5 0.507 → 0.515; the coding
+/// the lexical score scaled by `TermStatistics::held_share`, REALTALK hybrid recall@1 0.269 → 0.324, recall@5 0.507 → 0.515; the coding
 /// corpus's recall@1 0.770 → 0.827 and paraphrases 0.731 → 0.787 (docs/BENCHMARKS.md, issue
 /// 29, seventh pass).
 const SEMANTIC_WEIGHT: f64 = 1.0;
@@ -379,7 +358,7 @@ mod tests {
     #[test]
     fn the_words_no_item_holds_are_left_to_meaning() {
         use brain_core::search::TermStatistics;
-        let share = |documents, df: &[u64]| known_share(&TermStatistics { documents, document_frequency: df.to_vec() });
+        let share = |documents, df: &[u64]| TermStatistics { documents, document_frequency: df.to_vec() }.held_share();
         // Every word held (or no word at all): the lexical score counts in full.
         assert_eq!(share(1000, &[3, 40]), 1.0);
         assert_eq!(share(1000, &[]), 1.0);

@@ -139,6 +139,33 @@ pub struct TermStatistics {
     pub document_frequency: Vec<u64>,
 }
 
+impl TermStatistics {
+    /// The IDF of a term in `df` items: `ln(1 + (N − df + 0.5)/(df + 0.5))`, never negative.
+    pub fn idf(&self, df: u64) -> f64 {
+        let df = df as f64;
+        let documents = (self.documents as f64).max(df);
+        (1.0 + (documents - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// How much of the request's weight the store holds at all: the IDF of its terms some
+    /// item holds, against those plus each term no item holds at the IDF of a word in no item
+    /// (the rarest there is); 1 for no term. [`rank`] weighs a term no item holds at nothing
+    /// (a typo or a word the store never saw must not shrink every coverage alike), so one
+    /// matching word of "automobile sedan ship" is a full match there; a hybrid search scales
+    /// the lexical score by this share, leaving the words the store lacks to meaning.
+    pub fn held_share(&self) -> f64 {
+        let (mut held, mut absent) = (0.0, 0.0);
+        for &df in &self.document_frequency {
+            if df > 0 {
+                held += self.idf(df);
+            } else {
+                absent += self.idf(0);
+            }
+        }
+        if held + absent > 0.0 { held / (held + absent) } else { 1.0 }
+    }
+}
+
 /// How many matches a store scores with its own relevance (FTS5's `bm25()`, `ts_rank`) in
 /// one stage, per candidate asked for. Scoring is the expensive part of finding candidates
 /// (~1–3 µs a match in FTS5), so a stage whose matches exceed `limit × SCORED_PER_CANDIDATE`

@@ -264,9 +264,7 @@ pub fn rank(query: &Query, candidates: &Candidates, ranking: &Ranking) -> Vec<Ra
             if df == 0 {
                 return 0.0;
             }
-            let df = df as f64;
-            let documents = (statistics.documents as f64).max(df);
-            (1.0 + (documents - df + 0.5) / (df + 0.5)).ln()
+            statistics.idf(df)
         })
         .collect();
     // Weak terms weigh a share of their IDF, unless they are all the query has ("fix the
