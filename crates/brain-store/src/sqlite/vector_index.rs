@@ -280,11 +280,13 @@ impl VectorIndex {
         }
     }
 
-    /// Adds one vector (vectors of another dimension are not indexed, as the scan skips them).
+    /// Adds one vector (vectors of another dimension are not indexed, as the scan skips them);
+    /// seqs are pushed in ascending order ([`VectorIndex::candidates_among`] relies on it).
     pub fn push(&mut self, seq: i64, vector: &[f32]) {
         if vector.len() != self.dimensions {
             return;
         }
+        debug_assert!(self.seqs.last().is_none_or(|last| *last < seq), "seqs are pushed in ascending order");
         let Codes::Memory(codes) = &mut self.codes else { return };
         let scale = quantise(vector, codes);
         self.seqs.push(seq);
@@ -296,27 +298,64 @@ impl VectorIndex {
     }
 
     /// The `count` items whose vectors are nearest to `query` by the quantised dot product,
-    /// best first (ties by seq, so the answer is deterministic).
+    /// best first (ties by seq, so the answer is deterministic); none when the index's file
+    /// could not be read.
     pub fn candidates(&self, query: &[f32], count: usize) -> Vec<i64> {
+        self.ranked(query, count, None).unwrap_or_default()
+    }
+
+    /// [`VectorIndex::candidates`] among the items `allowed` (seqs, ascending) only: what a
+    /// filter lets through, when too few of the best of all passed it. Seqs the index does not
+    /// hold are ignored. `None` when the index's file could not be read.
+    pub fn candidates_among(&self, query: &[f32], count: usize, allowed: &[i64]) -> Option<Vec<i64>> {
+        // The index's seqs ascend (built from the table in seq order, and so written).
+        let mut positions = Vec::with_capacity(allowed.len().min(self.seqs.len()));
+        let mut from = 0;
+        for seq in allowed {
+            match self.seqs[from..].binary_search(seq) {
+                Ok(at) => {
+                    positions.push(from + at);
+                    from += at + 1;
+                }
+                Err(at) => from += at,
+            }
+            if from >= self.seqs.len() {
+                break;
+            }
+        }
+        self.ranked(query, count, Some(positions))
+    }
+
+    /// The best `count` by the quantised dot product among `within` (positions, ascending), or
+    /// among all; `None` when the index's file could not be read.
+    fn ranked(&self, query: &[f32], count: usize, within: Option<Vec<usize>>) -> Option<Vec<i64>> {
         if query.len() != self.dimensions || count == 0 || self.seqs.is_empty() {
-            return Vec::new();
+            return Some(Vec::new());
         }
         let mut query_codes = Vec::with_capacity(self.dimensions);
         let query_scale = quantise(query, &mut query_codes);
         let dimensions = self.dimensions;
         let arch = pulp::Arch::new();
-        // The positions the byte codes rank: all of them in a small index, else the bit
-        // pass's shortlist (when `seal` ran).
+        // The positions the byte codes rank: all of them (or of `within`) when few, else the
+        // bit pass's shortlist (when `seal` ran).
         let words = words(dimensions);
         let shortlisted = count.saturating_mul(SHORTLIST);
-        let positions: Option<Vec<usize>> =
-            (self.seqs.len() > shortlisted && self.signs.len() == self.seqs.len() * words).then(|| {
-                let mut query_signs = vec![0u64; words];
-                sign_bits(query.iter().copied(), &self.centre, &mut query_signs);
-                let mut distances = vec![0u16; self.seqs.len()];
-                arch.dispatch(Distances { signs: &self.signs, query: &query_signs, out: &mut distances });
-                smallest(&distances, shortlisted, dimensions)
-            });
+        let size = within.as_ref().map_or(self.seqs.len(), Vec::len);
+        let positions: Option<Vec<usize>> = if size > shortlisted && self.signs.len() == self.seqs.len() * words {
+            let mut query_signs = vec![0u64; words];
+            sign_bits(query.iter().copied(), &self.centre, &mut query_signs);
+            let mut distances = vec![0u16; self.seqs.len()];
+            arch.dispatch(Distances { signs: &self.signs, query: &query_signs, out: &mut distances });
+            Some(match within {
+                None => smallest(&distances, shortlisted, dimensions),
+                Some(within) => {
+                    let among: Vec<u16> = within.iter().map(|&at| distances[at]).collect();
+                    smallest(&among, shortlisted, dimensions).into_iter().map(|at| within[at]).collect()
+                }
+            })
+        } else {
+            within
+        };
         // The dot products, in one loop compiled for the CPU's widest SIMD (AVX-512 or AVX2,
         // chosen at run time): 3–4× the baseline SSE2 code; then the selection.
         let dots: Vec<(usize, i32)> = match (&positions, &self.codes) {
@@ -334,7 +373,7 @@ impl VectorIndex {
                 // Codes in the index file: only the rows ranked are read. An unreadable file
                 // gives no candidates, and the caller falls back to the exact scan.
                 let positions = positions.clone().unwrap_or_else(|| (0..self.seqs.len()).collect());
-                let Some(rows) = self.file_rows(file, *offset, &positions) else { return Vec::new() };
+                let rows = self.file_rows(file, *offset, &positions)?;
                 positions
                     .iter()
                     .zip(rows.chunks_exact(dimensions))
@@ -358,7 +397,7 @@ impl VectorIndex {
         let mut ranked: Vec<(Score, i64)> =
             best.into_iter().map(|std::cmp::Reverse((score, std::cmp::Reverse(seq)))| (score, seq)).collect();
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        ranked.into_iter().map(|(_, seq)| seq).collect()
+        Some(ranked.into_iter().map(|(_, seq)| seq).collect())
     }
 }
 
@@ -608,17 +647,23 @@ mod tests {
         exact.into_iter().take(limit).map(|(_, seq)| seq).collect()
     }
 
-    #[test]
-    fn the_bit_pass_keeps_the_exact_nearest_of_clustered_vectors() {
-        let dimensions = 384;
-        // Noise as large as the centre: a vector's cosine to its own centre is ~0.7, to another ~0.
-        let mut vectors = clustered(3, 6_020, 30, 0.05, dimensions);
+    /// 6,000 clustered vectors of 384 dimensions (30 topics; noise as large as the centre: a
+    /// vector's cosine to its own centre is ~0.7, to another ~0) sealed in an index at seqs
+    /// 0.., and 20 queries of the same topics.
+    fn clustered_index(seed: u64) -> (Vec<Vec<f32>>, Vec<Vec<f32>>, VectorIndex) {
+        let mut vectors = clustered(seed, 6_020, 30, 0.05, 384);
         let queries = vectors.split_off(6_000);
-        let mut index = VectorIndex::new("m", 1, dimensions);
+        let mut index = VectorIndex::new("m", 1, 384);
         for (seq, vector) in vectors.iter().enumerate() {
             index.push(seq as i64, vector);
         }
         index.seal();
+        (vectors, queries, index)
+    }
+
+    #[test]
+    fn the_bit_pass_keeps_the_exact_nearest_of_clustered_vectors() {
+        let (vectors, queries, index) = clustered_index(3);
         let limit = 10;
         let count = (limit * OVERSAMPLE).max(MIN_RESCORED);
         assert!(index.len() > count * SHORTLIST, "the bit pass must run");
@@ -629,6 +674,39 @@ mod tests {
                 assert!(candidates.contains(&seq), "probe {probe}: exact neighbour {seq} missing from the candidates");
             }
         }
+    }
+
+    #[test]
+    fn ranking_among_the_items_a_filter_lets_through_keeps_their_exact_nearest() {
+        let (vectors, queries, index) = clustered_index(11);
+        let dimensions = index.dimensions;
+        // One item in seven passes, in every topic (7 and 30 share no factor), as a search
+        // outside a project sees only the global items; a seq the index never held is ignored.
+        let mut allowed: Vec<i64> = (0..vectors.len() as i64).filter(|seq| seq % 7 == 2).collect();
+        allowed.push(1_000_000);
+        let passing: Vec<Vec<f32>> = vectors
+            .iter()
+            .enumerate()
+            .map(|(seq, v)| if seq % 7 == 2 { v.clone() } else { vec![0.0; dimensions] })
+            .collect();
+        let limit = 10;
+        let count = (limit * OVERSAMPLE).max(MIN_RESCORED);
+        assert!(allowed.len() > count * SHORTLIST, "the bit pass must run among the allowed");
+        for (probe, query) in queries.iter().enumerate() {
+            let candidates = index.candidates_among(query, count, &allowed).unwrap();
+            assert_eq!(candidates.len(), count);
+            assert!(candidates.iter().all(|seq| seq % 7 == 2), "probe {probe}: a candidate the filter keeps out");
+            for seq in exact_nearest(&passing, query, limit) {
+                assert!(candidates.contains(&seq), "probe {probe}: exact neighbour {seq} missing from the candidates");
+            }
+        }
+        // Few allowed: every one of them ranked, best first; none allowed: none.
+        let few = [3_i64, 400, 5_999];
+        let ranked = index.candidates_among(&queries[0], count, &few).unwrap();
+        let mut sorted = ranked.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, few);
+        assert_eq!(index.candidates_among(&queries[0], count, &[]), Some(Vec::new()));
     }
 
     #[test]
@@ -658,6 +736,9 @@ mod tests {
             assert_eq!(read.candidates(query, count), built.candidates(query, count));
             // More than a quarter of the rows: read in one go.
             assert_eq!(read.candidates(query, 1_000), built.candidates(query, 1_000));
+            // Half the items (the odd seqs), so the bit pass runs among them.
+            let allowed: Vec<i64> = (1..9_000).step_by(2).collect();
+            assert_eq!(read.candidates_among(query, count, &allowed), built.candidates_among(query, count, &allowed));
         }
         // Another epoch, largest seq, model or dimension: not this index.
         for (other, model, dims) in [

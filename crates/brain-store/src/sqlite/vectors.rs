@@ -8,15 +8,11 @@
 use std::sync::Arc;
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
 use super::vector_index::{self, MIN_RESCORED, OVERSAMPLE, VectorIndex};
 use super::{COLUMNS, SqliteStore, filter_sql, row_to_item};
 use crate::{ItemFilter, StoreResult, VectorJob};
-
-/// How much a search that a filter left short widens its candidates each round (and the
-/// share of the index past which it scans every vector instead).
-const WIDEN: usize = 4;
 
 fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|value| value.to_le_bytes()).collect()
@@ -88,8 +84,9 @@ impl SqliteStore {
     ///
     /// The model's vectors are scanned in memory (`vector_index`: quantised, shared by the
     /// process's handles of this database, rebuilt when an item or a vector changed) and the
-    /// best of them re-scored exactly; a filter that leaves too few of those widens the
-    /// candidates ([`WIDEN`] times each round) and past a quarter of the index falls back to
+    /// best of them re-scored exactly. A filter that leaves too few of those (a search outside
+    /// a project sees only the global items) is asked which items it lets through, and the
+    /// index ranks those alone; an index that cannot rank (its file unreadable) falls back to
     /// the exact scan in SQL.
     pub fn nearest(
         &self,
@@ -103,23 +100,36 @@ impl SqliteStore {
         }
         let connection = self.lock();
         let index = self.vector_index(&connection, model, query.len())?;
-        let mut wanted = limit.saturating_mul(OVERSAMPLE).max(MIN_RESCORED);
-        loop {
-            let candidates = index.candidates(query, wanted);
-            let mut scored = self.rescore(&connection, model, query, filter, &candidates)?;
-            if scored.len() >= limit || candidates.len() >= index.len() {
-                scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
-                scored.truncate(limit);
-                return Ok(scored.into_iter().map(|(item, similarity, _)| (item, similarity)).collect());
-            }
-            // The filter kept fewer than asked of the best candidates: others beyond them
-            // may pass it. Four times as many, while that is a small part of the index;
-            // past it, only a scan of every vector within the filter finds them.
-            wanted = wanted.saturating_mul(WIDEN);
-            if wanted > index.len() / WIDEN {
+        let wanted = limit.saturating_mul(OVERSAMPLE).max(MIN_RESCORED);
+        let candidates = index.candidates(query, wanted);
+        let mut scored = self.rescore(&connection, model, query, filter, &candidates)?;
+        if scored.len() < limit && candidates.len() < index.len() {
+            // The filter kept fewer than asked of the best of all: rank only what it lets
+            // through (one indexed read of their seqs), instead of widening round by round.
+            let allowed = self.seqs_within(&connection, filter)?;
+            let Some(candidates) = index.candidates_among(query, wanted, &allowed) else {
                 return self.nearest_by_scan(&connection, model, query, filter, limit);
-            }
+            };
+            scored = self.rescore(&connection, model, query, filter, &candidates)?;
         }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.truncate(limit);
+        // Only the best are read whole.
+        self.items_at(&connection, scored)
+    }
+
+    /// The seqs of the items `filter` lets through, ascending.
+    fn seqs_within(&self, connection: &Connection, filter: &ItemFilter) -> StoreResult<Vec<i64>> {
+        let (where_sql, values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
+        let sql = format!("SELECT i.seq FROM items i{where_sql}");
+        let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
+        let mut seqs = statement
+            .query_map(params_from_iter(values), |row| row.get::<_, i64>(0))
+            .map_err(|e| self.sqlite_error(e))?
+            .collect::<Result<Vec<i64>, _>>()
+            .map_err(|e| self.sqlite_error(e))?;
+        seqs.sort_unstable();
+        Ok(seqs)
     }
 
     /// The `candidates` (seqs) that pass `filter`, each with its exact similarity to `query`
@@ -131,15 +141,14 @@ impl SqliteStore {
         query: &[f32],
         filter: &ItemFilter,
         candidates: &[i64],
-    ) -> StoreResult<Vec<(brain_core::Item, f32, i64)>> {
+    ) -> StoreResult<Vec<(f32, i64)>> {
         let (where_sql, filter_values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
-        let mut scored: Vec<(brain_core::Item, f32, i64)> = Vec::with_capacity(candidates.len());
+        let mut scored: Vec<(f32, i64)> = Vec::with_capacity(candidates.len());
         for chunk in candidates.chunks(256) {
             let marks = vec!["?"; chunk.len()].join(", ");
-            let columns: String = COLUMNS.split(", ").map(|c| format!("i.{c}")).collect::<Vec<_>>().join(", ");
             let sql = format!(
-                "SELECT {columns}, v.vector, i.seq FROM items i JOIN item_vectors v ON v.seq = i.seq \
+                "SELECT v.vector, i.seq FROM items i JOIN item_vectors v ON v.seq = i.seq \
                  WHERE v.model = ? AND i.seq IN ({marks}){where_sql}"
             );
             let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
@@ -147,18 +156,35 @@ impl SqliteStore {
             values.extend(chunk.iter().map(|seq| Value::Integer(*seq)));
             values.extend(filter_values.iter().cloned());
             let mut rows = statement.query(params_from_iter(values)).map_err(|e| self.sqlite_error(e))?;
-            let column_count = COLUMNS.split(", ").count();
             while let Some(row) = rows.next().map_err(|e| self.sqlite_error(e))? {
-                let bytes = row.get_ref(column_count).map_err(|e| self.sqlite_error(e))?.as_blob().unwrap_or(&[]);
+                let bytes = row.get_ref(0).map_err(|e| self.sqlite_error(e))?.as_blob().unwrap_or(&[]);
                 if bytes.len() != query.len() * 4 {
                     continue;
                 }
-                let similarity = similarity(bytes, query);
-                let seq: i64 = row.get(column_count + 1).map_err(|e| self.sqlite_error(e))?;
-                scored.push((row_to_item(row, 0, &self.path)?, similarity, seq));
+                let seq: i64 = row.get(1).map_err(|e| self.sqlite_error(e))?;
+                scored.push((similarity(bytes, query), seq));
             }
         }
         Ok(scored)
+    }
+
+    /// The items at `seqs` (each with its similarity), in that order; an item deleted since
+    /// is left out.
+    fn items_at(&self, connection: &Connection, seqs: Vec<(f32, i64)>) -> StoreResult<Vec<(brain_core::Item, f32)>> {
+        let mut by_seq = connection
+            .prepare_cached(&format!("SELECT {COLUMNS} FROM items WHERE seq = ?1"))
+            .map_err(|e| self.sqlite_error(e))?;
+        let mut items = Vec::with_capacity(seqs.len());
+        for (similarity, seq) in seqs {
+            let item = by_seq
+                .query_row([seq], |row| Ok(row_to_item(row, 0, &self.path)))
+                .optional()
+                .map_err(|e| self.sqlite_error(e))?;
+            if let Some(item) = item {
+                items.push((item?, similarity));
+            }
+        }
+        Ok(items)
     }
 
     /// The in-memory index of `model`'s vectors, current as of this read.
@@ -240,16 +266,6 @@ impl SqliteStore {
         }
         drop(rows);
         drop(statement);
-        let mut items = Vec::with_capacity(best.len());
-        let mut by_seq = connection
-            .prepare_cached(&format!("SELECT {COLUMNS} FROM items WHERE seq = ?1"))
-            .map_err(|e| self.sqlite_error(e))?;
-        for (similarity, seq) in best {
-            let item = by_seq
-                .query_row([seq], |row| Ok(row_to_item(row, 0, &self.path)))
-                .map_err(|e| self.sqlite_error(e))??;
-            items.push((item, similarity));
-        }
-        Ok(items)
+        self.items_at(connection, best)
     }
 }

@@ -117,7 +117,7 @@ fn nearest_neighbours_are_exact_through_the_shared_index_and_see_other_handles_w
     let query = at_degrees(45.2);
     assert_eq!(titles(searcher.nearest("m", &query, &all, 3).unwrap()), ["note 45", "note 46", "note 44"]);
     // Approved among the first 100: 60, 30, 90 by distance (the filter rejects almost
-    // every candidate, so the answer comes from the exact scan).
+    // every candidate, so the index ranks the items it lets through alone).
     assert_eq!(titles(searcher.nearest("m", &query, &approved, 3).unwrap()), ["note 60", "note 30", "note 90"]);
     // Vectors written through the other handle: 120, 150 and 180 are now candidates too.
     writer.put_vectors("m", &vectors[100..]).unwrap();
