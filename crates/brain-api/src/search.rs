@@ -173,10 +173,10 @@ pub const FUSION_POOL: usize = 50;
 /// at the floor, see [`similarity_floor`]). A semantic neighbour at full closeness counts as a
 /// full lexical match, so meaning decides where the words are weak and the words where they
 /// are strong. It replaced a reciprocal-rank fusion (`2 / (10 + rank)` semantic against
-/// `1 / (10 + rank)` lexical), which reordered a sure lexical top by rank alone: with
-/// the lexical score scaled by `TermStatistics::held_share`, REALTALK hybrid recall@1 0.269 → 0.324, recall@5 0.507 → 0.515; the coding
-/// corpus's recall@1 0.770 → 0.827 and paraphrases 0.731 → 0.787 (docs/BENCHMARKS.md, issue
-/// 29, seventh pass).
+/// `1 / (10 + rank)` lexical), which reordered a sure lexical top by rank alone: with the
+/// lexical score scaled by `TermStatistics::held_share`, REALTALK hybrid recall@1 0.269 →
+/// 0.324, recall@5 0.507 → 0.515; the coding corpus's recall@1 0.770 → 0.827 and paraphrases
+/// 0.731 → 0.787 (docs/BENCHMARKS.md, issue 29, seventh pass).
 const SEMANTIC_WEIGHT: f64 = 1.0;
 
 /// Below this cosine similarity a semantic neighbour gets no vote (MiniLM's unrelated

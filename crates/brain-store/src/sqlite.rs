@@ -735,7 +735,7 @@ fn push_limit(sql: &mut String, values: &mut Vec<Value>, filter: &ItemFilter) {
 }
 
 /// Builds ` WHERE …` (or an empty string) and its parameters for a filter; `prefix` qualifies
-/// column names (`"i."` inside a join).
+/// column names (`"i."` inside a join). The filter's `limit` and `offset` are not part of it.
 fn filter_sql(filter: &ItemFilter, prefix: &str) -> (String, Vec<Value>) {
     let mut clauses: Vec<String> = Vec::new();
     let mut values: Vec<Value> = Vec::new();

@@ -120,7 +120,7 @@ impl SqliteStore {
 
     /// The seqs of the items `filter` lets through, ascending.
     fn seqs_within(&self, connection: &Connection, filter: &ItemFilter) -> StoreResult<Vec<i64>> {
-        let (where_sql, values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
+        let (where_sql, values) = filter_sql(filter, "i.");
         let sql = format!("SELECT i.seq FROM items i{where_sql}");
         let mut statement = connection.prepare_cached(&sql).map_err(|e| self.sqlite_error(e))?;
         let mut seqs = statement
@@ -142,7 +142,7 @@ impl SqliteStore {
         filter: &ItemFilter,
         candidates: &[i64],
     ) -> StoreResult<Vec<(f32, i64)>> {
-        let (where_sql, filter_values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
+        let (where_sql, filter_values) = filter_sql(filter, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
         let mut scored: Vec<(f32, i64)> = Vec::with_capacity(candidates.len());
         for chunk in candidates.chunks(256) {
@@ -240,7 +240,7 @@ impl SqliteStore {
         filter: &ItemFilter,
         limit: usize,
     ) -> StoreResult<Vec<(brain_core::Item, f32)>> {
-        let (where_sql, mut values) = filter_sql(&ItemFilter { limit: None, offset: 0, ..filter.clone() }, "i.");
+        let (where_sql, mut values) = filter_sql(filter, "i.");
         let where_sql = where_sql.replacen(" WHERE ", " AND ", 1);
         values.insert(0, Value::Text(model.to_string()));
         let sql = format!(
