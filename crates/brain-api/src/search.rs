@@ -283,20 +283,86 @@ pub fn search(
             })
             .collect());
     }
-    Ok(fuse(lexical_hits, known, near, pool, needed))
+    let beside = lent_in_meaning(store, &near, pool, filter)?;
+    Ok(fuse(lexical_hits, known, near, beside, pool, needed))
+}
+
+/// An item next to one of the closest neighbours in meaning, and what it is lent.
+#[derive(Clone, Debug)]
+struct LentInMeaning {
+    item: Item,
+    /// The id of the neighbour that lent it.
+    from: String,
+    /// Its share of the lender's semantic vote.
+    score: f64,
+}
+
+/// How close a neighbour of `similarity` is, above `floor`: `0..=1`.
+fn closeness(similarity: f32, floor: f64) -> f64 {
+    ((f64::from(similarity) - floor) / (1.0 - floor)).clamp(0.0, 1.0)
+}
+
+/// What the items written next to the closest neighbours in meaning are lent. As the
+/// lexical ranking's best matches lend theirs ([`lexical`]), the [`NEIGHBOUR_ANCHORS`]
+/// closest neighbours that vote, of a session or arc source, lend the items either side of
+/// them a share of their semantic vote (`brain_core::search::lend`: a quarter next to it, an
+/// eighth two places away, the best share, never a sum): the turn that asked is often the
+/// one close to a question, and the answer the next. On REALTALK hybrid recall@5 +0.005 in
+/// every category (docs/BENCHMARKS.md, issue 29, ninth pass).
+fn lent_in_meaning(
+    store: &Store,
+    near: &[(Item, f32)],
+    pool: usize,
+    filter: &ItemFilter,
+) -> BrainResult<Vec<LentInMeaning>> {
+    let floor = similarity_floor(near, pool);
+    let lenders: Vec<(usize, f64)> = near
+        .iter()
+        .enumerate()
+        .map(|(index, (item, similarity))| (index, item, SEMANTIC_WEIGHT * closeness(*similarity, floor)))
+        .filter(|(_, item, vote)| *vote > 0.0 && is_context_source(&item.source))
+        .take(NEIGHBOUR_ANCHORS)
+        .map(|(index, _, vote)| (index, vote))
+        .collect();
+    if lenders.is_empty() {
+        return Ok(Vec::new());
+    }
+    let anchors: Vec<Anchor<'_>> = lenders.iter().map(|&(index, _)| Anchor::of(&near[index].0)).collect();
+    let known: std::collections::HashSet<&str> = near.iter().map(|(item, _)| item.id.as_str()).collect();
+    let mut found = store.neighbours(&anchors, NEIGHBOUR_REACH, filter)?;
+    found.retain(|item| !known.contains(item.id.as_str()));
+    let pool: Vec<&Item> = near.iter().map(|(item, _)| item).chain(&found).collect();
+    Ok(lend(&pool, &lenders)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, lent)| {
+            lent.map(|lent| LentInMeaning {
+                item: pool[index].clone(),
+                from: pool[lent.from].id.clone(),
+                score: lent.score,
+            })
+        })
+        .collect())
 }
 
 /// The hybrid ranking of `lexical` hits (best first, with their lexical scores) and `near`
 /// neighbours (nearest first, with their similarities; `pool` were asked for): each item's
-/// lexical score plus [`SEMANTIC_WEIGHT`] times its closeness, best first, scaled so a full
-/// match of both is 1; an item with neither is dropped, and only a neighbour that votes says
-/// "similar in meaning".
-fn fuse(lexical: Vec<Hit>, known: f64, near: Vec<(Item, f32)>, pool: usize, needed: usize) -> Vec<Hit> {
+/// lexical score plus [`SEMANTIC_WEIGHT`] times its closeness plus what a close neighbour
+/// lent it (`beside`, see [`lent_in_meaning`]), best first, scaled so a full match of both is
+/// 1; an item with none is dropped, and only a neighbour that votes says "similar in
+/// meaning".
+fn fuse(
+    lexical: Vec<Hit>,
+    known: f64,
+    near: Vec<(Item, f32)>,
+    beside: Vec<LentInMeaning>,
+    pool: usize,
+    needed: usize,
+) -> Vec<Hit> {
     let floor = similarity_floor(&near, pool);
     let mut fused: Vec<(f64, Hit)> = lexical.into_iter().map(|hit| (hit.score.max(0.0) * known, hit)).collect();
     for (item, similarity) in near {
-        let closeness = ((f64::from(similarity) - floor) / (1.0 - floor)).clamp(0.0, 1.0);
-        let share = SEMANTIC_WEIGHT * closeness;
+        let share = SEMANTIC_WEIGHT * closeness(similarity, floor);
         if share <= 0.0 {
             // At or below the floor: no vote, and `why` does not claim one.
             continue;
@@ -308,6 +374,20 @@ fn fuse(lexical: Vec<Hit>, known: f64, near: Vec<(Item, f32)>, pool: usize, need
                 hit.why = format!("{}; {note}", hit.why);
             }
             None => fused.push((share, Hit { item, score: 0.0, why: note, generic_only: false })),
+        }
+    }
+    for LentInMeaning { item, from, score: lent } in beside {
+        let note = format!("next to a match in meaning ({from})");
+        match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
+            Some((score, hit)) => {
+                *score += lent;
+                hit.why = [hit.why.as_str(), &note]
+                    .into_iter()
+                    .filter(|part| !part.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+            }
+            None => fused.push((lent, Hit { item, score: 0.0, why: note, generic_only: false })),
         }
     }
     let best = 1.0 + SEMANTIC_WEIGHT;
@@ -340,7 +420,7 @@ mod tests {
         // weak match, close too.
         let lexical = vec![hit(&full, 1.0), hit(&partial, 0.5), hit(&weak, 0.1)];
         let near = vec![(unmatched.clone(), 0.86), (weak.clone(), 0.65), (full.clone(), 0.2)];
-        let fused = fuse(lexical, 1.0, near, 50, 10);
+        let fused = fuse(lexical, 1.0, near, Vec::new(), 50, 10);
         // The full match stays first: a neighbour at closeness 0.8 does not outrank it.
         assert_eq!(order(&fused), [full.id.clone(), unmatched.id.clone(), weak.id.clone(), partial.id.clone()]);
         // A paraphrase close in meaning passes a half match; the weak word match with a
@@ -351,8 +431,36 @@ mod tests {
         // Below the floor no vote: the full match's why says nothing of meaning.
         assert_eq!(fused[0].why, "matched");
         // Nothing at all from either side: dropped.
-        let fused = fuse(vec![hit(&partial, 0.0)], 1.0, vec![(unmatched.clone(), 0.1)], 50, 10);
+        let fused = fuse(vec![hit(&partial, 0.0)], 1.0, vec![(unmatched.clone(), 0.1)], Vec::new(), 50, 10);
         assert!(fused.is_empty(), "{:?}", order(&fused));
+    }
+
+    #[test]
+    fn the_items_beside_a_close_neighbour_are_lent_part_of_its_vote_and_say_so() {
+        let now = "2026-11-01T00:00:00Z".parse().unwrap();
+        let items = brain_core::assemble::fixtures::generate_items(4, 7, now);
+        let [asked, answer, matched, far] = [0, 1, 2, 3].map(|index| items[index].clone());
+        let hit = |item: &Item, score: f64| Hit {
+            item: item.clone(),
+            score,
+            why: "matched: x (content)".into(),
+            generic_only: false,
+        };
+        let lent = |item: &Item, score: f64| LentInMeaning { item: item.clone(), from: asked.id.clone(), score };
+        // The turn that asked is close in meaning (closeness 0.8 above the floor 0.3); the
+        // answer, beside it, shares neither its words nor its meaning and is lent a quarter
+        // of its vote; a weak word match beside it is lent too.
+        let near = vec![(asked.clone(), 0.86), (far.clone(), 0.1)];
+        let beside = vec![lent(&answer, 0.2), lent(&matched, 0.2)];
+        let fused = fuse(vec![hit(&matched, 0.1)], 1.0, near, beside, 50, 10);
+        let order: Vec<&str> = fused.iter().map(|hit| hit.item.id.as_str()).collect();
+        assert_eq!(order, [asked.id.as_str(), matched.id.as_str(), answer.id.as_str()]);
+        // Below its lender, what it was lent on the fusion's scale (a full match of both is 1).
+        assert!((fused[2].score - 0.1).abs() < 1e-9 && fused[2].score < fused[0].score, "{}", fused[2].score);
+        assert_eq!(fused[2].why, format!("next to a match in meaning ({})", asked.id));
+        // A lexical match lent by meaning too: both added, both said.
+        assert!((fused[1].score - 0.15).abs() < 1e-9, "{}", fused[1].score);
+        assert_eq!(fused[1].why, format!("matched: x (content); next to a match in meaning ({})", asked.id));
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn chat_env() -> (Env, &'static str, &'static str) {
 
 /// Imports notes of `project/demo` (each given its id, source, title, content and
 /// created_at; updated at its creation) through `brain import`, as a capture would write them.
-fn import_notes(env: &Env, notes: impl IntoIterator<Item = serde_json::Value>) {
+pub(crate) fn import_notes(env: &Env, notes: impl IntoIterator<Item = serde_json::Value>) {
     let lines: Vec<String> = notes
         .into_iter()
         .map(|mut note| {

@@ -122,6 +122,45 @@ fn brain_embed_fills_vectors_resumably_and_hybrid_finds_meaning_without_shared_w
 }
 
 #[test]
+fn hybrid_finds_the_answer_beside_the_turn_close_in_meaning_and_says_so() {
+    // A chat: the turn that asked is close in meaning to the query ("dinner" is a meal) and
+    // shares no word with it; the answer, next to it, shares neither. Two places away, a
+    // third turn; another session's turn and a channel's item lend and are lent nothing.
+    let env = Env::new();
+    let [asked, answer, later, other, channel] = [1, 2, 3, 4, 5].map(|n| format!("mem_01JDNB0000000000000000000{n}"));
+    let notes = [
+        (&asked, "transcript:chat-1", "18:00", "Kate: What did you have for dinner?"),
+        (&answer, "transcript:chat-1", "18:01", "Emi: Homemade, then I had to deploy at nine."),
+        (&later, "transcript:chat-1", "18:02", "Kate: Nice, ship it then."),
+        (&other, "transcript:chat-2", "18:01", "Kate: The sqlite file is on the shared drive."),
+        (&channel, "cli", "18:01", "Rollout notes for the postgres move."),
+    ];
+    crate::search::import_notes(
+        &env,
+        notes.iter().map(|(id, source, time, text)| {
+            serde_json::json!({"id": id, "source": source, "title": text, "content": text,
+                               "created_at": format!("2026-11-20T{time}:00Z")})
+        }),
+    );
+    configure(&env, &stub(Behaviour::Answer), "concepts-v1");
+    env.json(&["embed"]);
+    let page = env.json(&["search", "--mode", "hybrid", "meal"]);
+    let results = page["results"].as_array().unwrap();
+    let find = |id: &str| results.iter().find(|hit| hit["id"] == id);
+    let score = |id: &str| find(id).unwrap_or_else(|| panic!("{id} not found: {page}"))["score"].as_f64().unwrap();
+    assert_eq!(results[0]["id"], asked.as_str(), "{page}");
+    assert!(results[0]["why"].as_str().unwrap().starts_with("similar in meaning"), "{page}");
+    // The answer is lent a quarter of the vote, the turn two places away an eighth (scores
+    // are printed to three decimals).
+    assert_eq!(find(&answer).unwrap()["why"], format!("next to a match in meaning ({asked})"), "{page}");
+    assert!((score(&answer) - score(&asked) / 4.0).abs() < 1e-3, "{page}");
+    assert!((score(&later) - score(&asked) / 8.0).abs() < 1e-3, "{page}");
+    for id in [&other, &channel] {
+        assert!(find(id).is_none(), "{id} was lent nothing: {page}");
+    }
+}
+
+#[test]
 fn a_search_leaves_the_vector_index_for_the_next_process_which_ignores_a_stale_or_broken_one() {
     let env = env_with_items();
     configure(&env, &stub(Behaviour::Answer), "concepts-v1");
