@@ -60,7 +60,9 @@ impl PgStore {
 
     /// The `limit` items of `filter` whose vectors of `model` are nearest to `query` (dot
     /// product of normalised vectors = cosine), best first. Vectors of another length than
-    /// the query's are skipped.
+    /// the query's are skipped. The products are taken in double precision: a model's
+    /// components near zero multiply below the smallest `real`, which PostgreSQL refuses
+    /// ("value out of range: underflow") instead of rounding to zero.
     pub(crate) fn nearest(
         &self,
         model: &str,
@@ -83,7 +85,7 @@ impl PgStore {
             COLUMNS.split(", ").map(|column| format!("items.{column}")).collect::<Vec<_>>().join(", ");
         let sql = format!(
             "SELECT {columns}, scored.similarity FROM (\
-                 SELECT v.id, (SELECT sum(a * b) FROM unnest(v.vector, $2::real[]) AS pair(a, b))::real AS similarity \
+                 SELECT v.id, (SELECT sum(a::float8 * b::float8) FROM unnest(v.vector, $2::real[]) AS pair(a, b))::real AS similarity \
                  FROM item_vectors v JOIN items ON items.id = v.id \
                  WHERE v.model = $1 AND cardinality(v.vector) = $3{where_sql}\
              ) scored JOIN items ON items.id = scored.id \

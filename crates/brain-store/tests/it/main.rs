@@ -603,6 +603,15 @@ fn vectors_are_derived_data_found_by_similarity_within_a_filter_and_dropped_when
     assert_eq!(f.store.count_vector_backlog("m1").unwrap(), 1);
     f.store.write(|tx| tx.delete(&lunch.id)).unwrap();
     assert_eq!(f.store.nearest("m1", &[0.0, 1.0], &ItemFilter::default(), 5).unwrap().len(), 1);
+    // A model's vectors hold components near zero whose products fall below the smallest f32
+    // (1e-30 × 1e-30): they count as nothing, and the search goes on (PostgreSQL refused it).
+    let tiny = item(4, "Tiny", "tiny");
+    f.store.insert(&tiny).unwrap();
+    f.store.put_vectors("m1", &[(tiny.id.clone(), vec![0.6, 1e-30])]).unwrap();
+    let near = f.store.nearest("m1", &[1.0, 1e-30], &approved, 5).unwrap();
+    let ids: Vec<&str> = near.iter().map(|(item, _)| item.id.as_str()).collect();
+    assert_eq!(ids, [tiny.id.as_str()]);
+    assert!((near[0].1 - 0.6).abs() < 1e-6, "{}", near[0].1);
 }
 
 fn use_record(item: &str, session: &str, verdict: &str, at: &str) -> brain_store::UseRecord {
