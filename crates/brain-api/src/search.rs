@@ -6,7 +6,7 @@
 
 use brain_core::Item;
 use brain_core::search::{
-    Anchor, CandidateRequest, NEIGHBOUR_ANCHORS, NEIGHBOUR_REACH, Query, Ranked, Ranking, is_context_source, lend,
+    Anchor, CandidateRequest, Lent, NEIGHBOUR_ANCHORS, NEIGHBOUR_REACH, Query, Ranked, Ranking, is_context_source, lend,
 };
 use brain_store::{ItemFilter, Store};
 
@@ -63,24 +63,17 @@ fn lexical_known(store: &Store, query: &Query, filter: &ItemFilter, needed: usiz
     let candidates = store.candidates(&CandidateRequest { words: &words, limit }, filter)?;
     let known = candidates.statistics.held_share();
     let ranked = brain_core::search::rank(query, &candidates, &Ranking::default());
-    let lenders: Vec<&Ranked> = ranked
+    let lenders: Vec<(usize, f64)> = ranked
         .iter()
         .filter(|hit| !hit.generic_only && hit.score > 0.0)
         .filter(|hit| is_context_source(&candidates.items[hit.index].source))
         .take(NEIGHBOUR_ANCHORS)
+        .map(|hit| (hit.index, hit.score))
         .collect();
-    let neighbours = if lenders.is_empty() {
-        Vec::new()
-    } else {
-        let anchors: Vec<Anchor<'_>> = lenders.iter().map(|hit| Anchor::of(&candidates.items[hit.index])).collect();
-        let known: std::collections::HashSet<&str> = candidates.items.iter().map(|item| item.id.as_str()).collect();
-        let mut found = store.neighbours(&anchors, NEIGHBOUR_REACH, filter)?;
-        found.retain(|item| !known.contains(item.id.as_str()));
-        found
-    };
+    let held: Vec<&Item> = candidates.items.iter().collect();
+    let (neighbours, lent) = lend_beside(store, &held, &lenders, filter)?;
     // The pool: the candidates, then the neighbours that were not candidates.
-    let pool: Vec<&Item> = candidates.items.iter().chain(&neighbours).collect();
-    let lent = lend(&pool, &lenders.iter().map(|hit| (hit.index, hit.score)).collect::<Vec<_>>());
+    let pool: Vec<&Item> = held.into_iter().chain(&neighbours).collect();
     let mut scored: Vec<(f64, usize, Option<&Ranked>)> = ranked
         .iter()
         .map(|hit| (hit.score + lent[hit.index].map_or(0.0, |lent| lent.score), hit.index, Some(hit)))
@@ -99,19 +92,43 @@ fn lexical_known(store: &Store, query: &Query, filter: &ItemFilter, needed: usiz
         .take(needed)
         .map(|(score, index, direct)| {
             let lent = lent[index];
-            let mut parts: Vec<String> = Vec::new();
-            if let Some(hit) = direct {
-                parts.push(explain(query, hit));
-            }
-            if let Some(lent) = lent {
-                parts.push(format!("next to a match ({})", pool[lent.from].id));
-            }
-            let why = parts.into_iter().filter(|part| !part.is_empty()).collect::<Vec<_>>().join("; ");
+            let explained = direct.map(|hit| explain(query, hit)).unwrap_or_default();
+            let next_to = lent.map(|lent| format!("next to a match ({})", pool[lent.from].id)).unwrap_or_default();
+            let why = joined(&[&explained, &next_to]);
             let generic_only = lent.is_none() && direct.is_some_and(|hit| hit.generic_only);
             Hit { item: pool[index].clone(), score, why, generic_only }
         })
         .collect();
     Ok((hits, known))
+}
+
+/// The items written next to `lenders` (indexes into `held`, each with the score it lends:
+/// same session, capture or arc, within [`NEIGHBOUR_REACH`] places, within `filter`) that
+/// `held` does not hold, and what each item of `held` and then of those is lent
+/// (`brain_core::search::lend`). Both rankings lend through it: the lexical one its best
+/// matches' scores ([`lexical`]), the hybrid one its closest neighbours' votes
+/// ([`lent_in_meaning`]).
+fn lend_beside(
+    store: &Store,
+    held: &[&Item],
+    lenders: &[(usize, f64)],
+    filter: &ItemFilter,
+) -> BrainResult<(Vec<Item>, Vec<Option<Lent>>)> {
+    let mut found = Vec::new();
+    if !lenders.is_empty() {
+        let anchors: Vec<Anchor<'_>> = lenders.iter().map(|&(index, _)| Anchor::of(held[index])).collect();
+        let known: std::collections::HashSet<&str> = held.iter().map(|item| item.id.as_str()).collect();
+        found = store.neighbours(&anchors, NEIGHBOUR_REACH, filter)?;
+        found.retain(|item| !known.contains(item.id.as_str()));
+    }
+    let pool: Vec<&Item> = held.iter().copied().chain(&found).collect();
+    let lent = lend(&pool, lenders);
+    Ok((found, lent))
+}
+
+/// The parts of a `why` that say something, joined by "; ".
+fn joined(parts: &[&str]) -> String {
+    parts.iter().copied().filter(|part| !part.is_empty()).collect::<Vec<_>>().join("; ")
 }
 
 /// "matched: retry (title, content), jitter (content); written on 2023-12-29, a date the
@@ -242,11 +259,7 @@ pub fn search(
     let mut fall_back = |reason: String| {
         lexical_hits.truncate(needed);
         for hit in &mut lexical_hits {
-            hit.why = [hit.why.as_str(), &format!("lexical only: {reason}")]
-                .into_iter()
-                .filter(|part| !part.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ");
+            hit.why = joined(&[&hit.why, &format!("lexical only: {reason}")]);
         }
         Ok(std::mem::take(&mut lexical_hits))
     };
@@ -273,18 +286,15 @@ pub fn search(
             .into_iter()
             .take(needed)
             .map(|(item, similarity)| {
-                let lexical_why = lexical_hits.iter().find(|hit| hit.item.id == item.id).map(|hit| hit.why.clone());
-                let note = format!("similar in meaning ({similarity:.2})");
-                let why = match lexical_why.filter(|why| !why.is_empty()) {
-                    Some(why) => format!("{note}; {why}"),
-                    None => note,
-                };
+                let lexical_why = lexical_hits.iter().find(|hit| hit.item.id == item.id).map_or("", |hit| &hit.why);
+                let why = joined(&[&format!("similar in meaning ({similarity:.2})"), lexical_why]);
                 Hit { item, score: f64::from(similarity), why, generic_only: false }
             })
             .collect());
     }
-    let beside = lent_in_meaning(store, &near, pool, filter)?;
-    Ok(fuse(lexical_hits, known, near, beside, pool, needed))
+    let near = voting(near, pool);
+    let beside = lent_in_meaning(store, &near, filter)?;
+    Ok(fuse(lexical_hits, known, near, beside, needed))
 }
 
 /// An item next to one of the closest neighbours in meaning, and what it is lent.
@@ -302,6 +312,23 @@ fn closeness(similarity: f32, floor: f64) -> f64 {
     ((f64::from(similarity) - floor) / (1.0 - floor)).clamp(0.0, 1.0)
 }
 
+/// A neighbour in meaning and its vote in the fusion.
+#[derive(Clone, Debug)]
+struct Close {
+    item: Item,
+    similarity: f32,
+    /// [`SEMANTIC_WEIGHT`] times its closeness above [`similarity_floor`]: 0 at or below it.
+    vote: f64,
+}
+
+/// The votes of `near` (nearest first, with their similarities; `pool` were asked for).
+fn voting(near: Vec<(Item, f32)>, pool: usize) -> Vec<Close> {
+    let floor = similarity_floor(&near, pool);
+    near.into_iter()
+        .map(|(item, similarity)| Close { vote: SEMANTIC_WEIGHT * closeness(similarity, floor), item, similarity })
+        .collect()
+}
+
 /// What the items written next to the closest neighbours in meaning are lent. As the
 /// lexical ranking's best matches lend theirs ([`lexical`]), the [`NEIGHBOUR_ANCHORS`]
 /// closest neighbours that vote, of a session or arc source, lend the items either side of
@@ -309,30 +336,18 @@ fn closeness(similarity: f32, floor: f64) -> f64 {
 /// eighth two places away, the best share, never a sum): the turn that asked is often the
 /// one close to a question, and the answer the next. REALTALK hybrid recall@5 0.515 → 0.518,
 /// every category up (docs/BENCHMARKS.md, issue 29, ninth pass).
-fn lent_in_meaning(
-    store: &Store,
-    near: &[(Item, f32)],
-    pool: usize,
-    filter: &ItemFilter,
-) -> BrainResult<Vec<LentInMeaning>> {
-    let floor = similarity_floor(near, pool);
+fn lent_in_meaning(store: &Store, near: &[Close], filter: &ItemFilter) -> BrainResult<Vec<LentInMeaning>> {
     let lenders: Vec<(usize, f64)> = near
         .iter()
         .enumerate()
-        .map(|(index, (item, similarity))| (index, item, SEMANTIC_WEIGHT * closeness(*similarity, floor)))
-        .filter(|(_, item, vote)| *vote > 0.0 && is_context_source(&item.source))
+        .filter(|(_, close)| close.vote > 0.0 && is_context_source(&close.item.source))
         .take(NEIGHBOUR_ANCHORS)
-        .map(|(index, _, vote)| (index, vote))
+        .map(|(index, close)| (index, close.vote))
         .collect();
-    if lenders.is_empty() {
-        return Ok(Vec::new());
-    }
-    let anchors: Vec<Anchor<'_>> = lenders.iter().map(|&(index, _)| Anchor::of(&near[index].0)).collect();
-    let known: std::collections::HashSet<&str> = near.iter().map(|(item, _)| item.id.as_str()).collect();
-    let mut found = store.neighbours(&anchors, NEIGHBOUR_REACH, filter)?;
-    found.retain(|item| !known.contains(item.id.as_str()));
-    let pool: Vec<&Item> = near.iter().map(|(item, _)| item).chain(&found).collect();
-    Ok(lend(&pool, &lenders)
+    let held: Vec<&Item> = near.iter().map(|close| &close.item).collect();
+    let (found, lent) = lend_beside(store, &held, &lenders, filter)?;
+    let pool: Vec<&Item> = held.into_iter().chain(&found).collect();
+    Ok(lent
         .into_iter()
         .enumerate()
         .filter_map(|(index, lent)| {
@@ -346,34 +361,25 @@ fn lent_in_meaning(
 }
 
 /// The hybrid ranking of `lexical` hits (best first, with their lexical scores) and `near`
-/// neighbours (nearest first, with their similarities; `pool` were asked for): each item's
+/// neighbours (nearest first, with their votes, see [`voting`]): each item's
 /// lexical score plus [`SEMANTIC_WEIGHT`] times its closeness plus what a close neighbour
 /// lent it (`beside`, see [`lent_in_meaning`]), best first, scaled so a full match of both is
 /// 1; an item with none is dropped, and only a neighbour that votes says "similar in
 /// meaning".
-fn fuse(
-    lexical: Vec<Hit>,
-    known: f64,
-    near: Vec<(Item, f32)>,
-    beside: Vec<LentInMeaning>,
-    pool: usize,
-    needed: usize,
-) -> Vec<Hit> {
-    let floor = similarity_floor(&near, pool);
+fn fuse(lexical: Vec<Hit>, known: f64, near: Vec<Close>, beside: Vec<LentInMeaning>, needed: usize) -> Vec<Hit> {
     let mut fused: Vec<(f64, Hit)> = lexical.into_iter().map(|hit| (hit.score.max(0.0) * known, hit)).collect();
-    for (item, similarity) in near {
-        let share = SEMANTIC_WEIGHT * closeness(similarity, floor);
-        if share <= 0.0 {
+    for Close { item, similarity, vote } in near {
+        if vote <= 0.0 {
             // At or below the floor: no vote, and `why` does not claim one.
             continue;
         }
         let note = format!("similar in meaning ({similarity:.2})");
         match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
             Some((score, hit)) => {
-                *score += share;
-                hit.why = format!("{}; {note}", hit.why);
+                *score += vote;
+                hit.why = joined(&[&hit.why, &note]);
             }
-            None => fused.push((share, Hit { item, score: 0.0, why: note, generic_only: false })),
+            None => fused.push((vote, Hit { item, score: 0.0, why: note, generic_only: false })),
         }
     }
     for LentInMeaning { item, from, score: lent } in beside {
@@ -381,11 +387,7 @@ fn fuse(
         match fused.iter_mut().find(|(_, hit)| hit.item.id == item.id) {
             Some((score, hit)) => {
                 *score += lent;
-                hit.why = [hit.why.as_str(), &note]
-                    .into_iter()
-                    .filter(|part| !part.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                hit.why = joined(&[&hit.why, &note]);
             }
             None => fused.push((lent, Hit { item, score: 0.0, why: note, generic_only: false })),
         }
@@ -420,7 +422,7 @@ mod tests {
         // weak match, close too.
         let lexical = vec![hit(&full, 1.0), hit(&partial, 0.5), hit(&weak, 0.1)];
         let near = vec![(unmatched.clone(), 0.86), (weak.clone(), 0.65), (full.clone(), 0.2)];
-        let fused = fuse(lexical, 1.0, near, Vec::new(), 50, 10);
+        let fused = fuse(lexical, 1.0, voting(near, 50), Vec::new(), 10);
         // The full match stays first: a neighbour at closeness 0.8 does not outrank it.
         assert_eq!(order(&fused), [full.id.clone(), unmatched.id.clone(), weak.id.clone(), partial.id.clone()]);
         // A paraphrase close in meaning passes a half match; the weak word match with a
@@ -431,7 +433,7 @@ mod tests {
         // Below the floor no vote: the full match's why says nothing of meaning.
         assert_eq!(fused[0].why, "matched");
         // Nothing at all from either side: dropped.
-        let fused = fuse(vec![hit(&partial, 0.0)], 1.0, vec![(unmatched.clone(), 0.1)], Vec::new(), 50, 10);
+        let fused = fuse(vec![hit(&partial, 0.0)], 1.0, voting(vec![(unmatched.clone(), 0.1)], 50), Vec::new(), 10);
         assert!(fused.is_empty(), "{:?}", order(&fused));
     }
 
@@ -452,7 +454,7 @@ mod tests {
         // of its vote; a weak word match beside it is lent too.
         let near = vec![(asked.clone(), 0.86), (far.clone(), 0.1)];
         let beside = vec![lent(&answer, 0.2), lent(&matched, 0.2)];
-        let fused = fuse(vec![hit(&matched, 0.1)], 1.0, near, beside, 50, 10);
+        let fused = fuse(vec![hit(&matched, 0.1)], 1.0, voting(near, 50), beside, 10);
         let order: Vec<&str> = fused.iter().map(|hit| hit.item.id.as_str()).collect();
         assert_eq!(order, [asked.id.as_str(), matched.id.as_str(), answer.id.as_str()]);
         // Below its lender, what it was lent on the fusion's scale (a full match of both is 1).
