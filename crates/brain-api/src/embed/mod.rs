@@ -63,6 +63,12 @@ pub enum EmbedError {
     Garbage(String),
 }
 
+/// What an item's vector is made of, named in the model id: `context` is its title and
+/// content with the item written before it in its source (`brain_core::search::
+/// embedding_text`). Vectors of an earlier recipe (none named) are not found, and `brain
+/// embed` makes them again.
+pub const TEXT_RECIPE: &str = "context";
+
 /// At most this many characters of an item are embedded (MiniLM reads 256 word pieces).
 pub const MAX_TEXT_CHARS: usize = 2000;
 
@@ -131,13 +137,15 @@ impl Embedder {
         })
     }
 
-    /// Names the model: stored with every vector, so a model change re-embeds.
+    /// Names the model and what its vectors are made of ([`TEXT_RECIPE`]): stored with every
+    /// vector, so a change of either re-embeds.
     pub fn model_id(&self) -> String {
-        match self {
+        let model = match self {
             #[cfg(feature = "semantic")]
             Embedder::Local(model) => model.model_id(),
             Embedder::Endpoint(endpoint) => endpoint.model_id(),
-        }
+        };
+        format!("{model}+{TEXT_RECIPE}")
     }
 
     /// Texts per batch.

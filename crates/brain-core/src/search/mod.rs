@@ -46,7 +46,8 @@ mod rank;
 
 pub use analyze::{DateSpec, MAX_QUERY_BYTES, MAX_QUERY_TERMS, Stemmer, is_stopword, is_task_word, words};
 pub use neighbours::{
-    Anchor, Lent, NEIGHBOUR_ANCHORS, NEIGHBOUR_GAP_SECONDS, NEIGHBOUR_REACH, NEIGHBOUR_SHARES, is_context_source, lend,
+    Anchor, Lent, NEIGHBOUR_ANCHORS, NEIGHBOUR_GAP_SECONDS, NEIGHBOUR_REACH, NEIGHBOUR_SHARES, embedding_text,
+    is_context_source, lend,
 };
 pub use rank::{Fields, Ranked, Ranking, TermMatch, rank};
 

@@ -37,6 +37,27 @@ pub const NEIGHBOUR_GAP_SECONDS: i64 = 6 * 3600;
 /// The best matches of a query whose neighbours are looked for (the lenders).
 pub const NEIGHBOUR_ANCHORS: usize = 10;
 
+/// What an item's vector is made of: its title and content and, when its source writes
+/// items together ([`is_context_source`]), the content of the item written just before it
+/// there (`previous`: that content, and how many seconds earlier it was written), unless
+/// more than [`NEIGHBOUR_GAP_SECONDS`] apart. An answer then carries the question it
+/// answers ("It was Shin Godzilla" after "Seen any good movies?"), so a query close in
+/// meaning to the question finds the answer by its own vote, not only by what the question
+/// lends it (REALTALK hybrid recall@5 0.518 -> 0.532, docs/BENCHMARKS.md, issue 29, tenth
+/// pass). Only the item before: a session grows at its end, so an item's text does not
+/// change as later items arrive. Its own text comes first, so an embedder that reads a
+/// bounded prefix cuts the context, not the item.
+pub fn embedding_text(title: &str, content: &str, source: &str, previous: Option<(&str, i64)>) -> String {
+    match previous {
+        Some((context, seconds))
+            if is_context_source(source) && !context.trim().is_empty() && seconds.abs() <= NEIGHBOUR_GAP_SECONDS =>
+        {
+            format!("{title}\n{content}\n{context}")
+        }
+        _ => format!("{title}\n{content}"),
+    }
+}
+
 /// Whether items of this source were written together: it names one session, capture or
 /// file (`transcript:<session>`, `vault:<path>`, any `kind:name`), not a channel (`cli`,
 /// `api`, `mcp`, `hook`, `tick`).
@@ -127,6 +148,26 @@ mod tests {
     fn shares(pool: &[Item], lenders: &[(usize, f64)]) -> Vec<Option<(usize, f64)>> {
         let refs: Vec<&Item> = pool.iter().collect();
         lend(&refs, lenders).into_iter().map(|lent| lent.map(|lent| (lent.from, lent.score))).collect()
+    }
+
+    #[test]
+    fn an_item_of_a_session_is_embedded_with_the_one_before_it_and_a_channels_item_alone() {
+        let asked = Some(("Kate: Seen any good movies?", 60));
+        assert_eq!(
+            embedding_text("It was Shin Godzilla", "Emi: It was Shin Godzilla", "transcript:chat/1", asked),
+            "It was Shin Godzilla\nEmi: It was Shin Godzilla\nKate: Seen any good movies?"
+        );
+        // A channel writes unrelated items side by side; the first item has none before it;
+        // a day later is another conversation; an empty one adds nothing.
+        assert_eq!(embedding_text("T", "c", "cli", asked), "T\nc");
+        assert_eq!(embedding_text("T", "c", "transcript:chat/1", None), "T\nc");
+        let day_before = Some(("Kate: Seen any good movies?", NEIGHBOUR_GAP_SECONDS + 1));
+        assert_eq!(embedding_text("T", "c", "transcript:chat/1", day_before), "T\nc");
+        assert_eq!(embedding_text("T", "c", "vault:arcs/a.md", Some((" ", 0))), "T\nc");
+        assert_eq!(
+            embedding_text("T", "c", "vault:arcs/a.md", Some(("before", NEIGHBOUR_GAP_SECONDS))),
+            "T\nc\nbefore"
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! `real[]` of each candidate), so a replica never pulls every vector over the network;
 //! only the best `limit` items travel.
 
+use brain_core::search::embedding_text;
+
 use super::PgStore;
 use super::rows::{self, COLUMNS, Params};
 use crate::{ItemFilter, StoreResult, VectorJob};
@@ -12,17 +14,26 @@ impl PgStore {
     pub(crate) fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
         let params: Params = vec![Box::new(model.to_string()), Box::new(i64::try_from(limit).unwrap_or(i64::MAX))];
         let found = self.rows(
-            "SELECT i.id, i.title, i.content FROM items i \
-             WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.id = i.id AND v.model = $1) \
-             ORDER BY i.created_at, i.id LIMIT $2",
+            "SELECT i.id, i.title, i.content, i.source, prev.content, \
+                    extract(epoch FROM i.created_at - prev.created_at)::bigint \
+             FROM (SELECT id, title, content, source, created_at FROM items b \
+                   WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.id = b.id AND v.model = $1) \
+                   ORDER BY created_at, id LIMIT $2) i \
+             LEFT JOIN LATERAL \
+               (SELECT p.content, p.created_at FROM items p WHERE position(':' IN i.source) > 1 AND p.source = i.source \
+                  AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) prev ON true \
+             ORDER BY i.created_at, i.id",
             &params,
         )?;
         found
             .iter()
             .map(|row| {
-                let title: String = row.try_get(1)?;
-                let content: String = row.try_get(2)?;
-                Ok(VectorJob { id: row.try_get(0)?, text: format!("{title}\n{content}") })
+                let (title, content, source): (String, String, String) =
+                    (row.try_get(1)?, row.try_get(2)?, row.try_get(3)?);
+                let before: Option<String> = row.try_get(4)?;
+                let seconds: Option<i64> = row.try_get(5)?;
+                let previous = before.as_deref().zip(seconds);
+                Ok(VectorJob { id: row.try_get(0)?, text: embedding_text(&title, &content, &source, previous) })
             })
             .collect::<Result<_, postgres::Error>>()
             .map_err(|err| self.error(err))

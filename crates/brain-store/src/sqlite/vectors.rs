@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use brain_core::search::embedding_text;
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 
@@ -25,21 +26,30 @@ fn similarity(bytes: &[u8], query: &[f32]) -> f32 {
 
 impl SqliteStore {
     /// Up to `limit` items with no vector of `model`, oldest first (so an interrupted
-    /// `brain embed` resumes where it stopped).
+    /// `brain embed` resumes where it stopped), each with the text to embed
+    /// (`brain_core::search::embedding_text`: with the item written before it in its source).
     pub fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
         let connection = self.lock();
         let mut statement = connection
             .prepare_cached(
-                "SELECT i.id, i.title, i.content FROM items i \
-                 WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.seq = i.seq AND v.model = ?1) \
-                 ORDER BY i.seq LIMIT ?2",
+                "SELECT i.id, i.title, i.content, i.source, prev.content, \
+                        CAST(strftime('%s', i.created_at) AS INTEGER) - CAST(strftime('%s', prev.created_at) AS INTEGER) \
+                 FROM (SELECT seq, id, title, content, source, created_at FROM items b \
+                       WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.seq = b.seq AND v.model = ?1) \
+                       ORDER BY seq LIMIT ?2) i \
+                 LEFT JOIN items prev ON prev.seq = \
+                   (SELECT p.seq FROM items p WHERE instr(i.source, ':') > 1 AND p.source = i.source \
+                      AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) \
+                 ORDER BY i.seq",
             )
             .map_err(|e| self.sqlite_error(e))?;
         let rows = statement
             .query_map(rusqlite::params![model, i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
-                let title: String = row.get(1)?;
-                let content: String = row.get(2)?;
-                Ok(VectorJob { id: row.get(0)?, text: format!("{title}\n{content}") })
+                let (title, content, source): (String, String, String) = (row.get(1)?, row.get(2)?, row.get(3)?);
+                let before: Option<String> = row.get(4)?;
+                let seconds: Option<i64> = row.get(5)?;
+                let previous = before.as_deref().zip(seconds);
+                Ok(VectorJob { id: row.get(0)?, text: embedding_text(&title, &content, &source, previous) })
             })
             .map_err(|e| self.sqlite_error(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.sqlite_error(e))

@@ -614,6 +614,34 @@ fn vectors_are_derived_data_found_by_similarity_within_a_filter_and_dropped_when
     assert!((near[0].1 - 0.6).abs() < 1e-6, "{}", near[0].1);
 }
 
+#[test]
+fn an_item_of_a_session_is_embedded_with_the_one_written_before_it_in_its_source() {
+    let f = fixture();
+    let at = |minutes: i64| brain_core::Timestamp::from_second(1_700_000_000 + minutes * 60).unwrap();
+    let turn = |n: u64, source: &str, minute: i64, text: &str| {
+        let mut turn = item(n, text, text);
+        turn.source = source.into();
+        turn.created_at = at(minute);
+        turn
+    };
+    // Inserted out of written order; another session, a channel and a day's gap between.
+    let answer = turn(1, "transcript:chat-1", 1, "It was Shin Godzilla");
+    let asked = turn(2, "transcript:chat-1", 0, "Seen any good movies?");
+    let other = turn(3, "transcript:chat-2", 0, "The sqlite file is on the drive");
+    let channel = turn(4, "cli", 2, "Rollout notes");
+    let next_day = turn(5, "transcript:chat-1", 60 * 24, "Morning!");
+    for it in [&answer, &asked, &other, &channel, &next_day] {
+        f.store.insert(it).unwrap();
+    }
+    let texts: std::collections::HashMap<String, String> =
+        f.store.vector_backlog("m1", 10).unwrap().into_iter().map(|job| (job.id, job.text)).collect();
+    assert_eq!(texts[&answer.id], "It was Shin Godzilla\nIt was Shin Godzilla\nSeen any good movies?");
+    assert_eq!(texts[&asked.id], "Seen any good movies?\nSeen any good movies?", "the first turn has none before it");
+    assert_eq!(texts[&other.id], "The sqlite file is on the drive\nThe sqlite file is on the drive");
+    assert_eq!(texts[&channel.id], "Rollout notes\nRollout notes", "a channel's items are unrelated");
+    assert_eq!(texts[&next_day.id], "Morning!\nMorning!", "a day later is another conversation");
+}
+
 fn use_record(item: &str, session: &str, verdict: &str, at: &str) -> brain_store::UseRecord {
     brain_store::UseRecord {
         item_id: item.into(),

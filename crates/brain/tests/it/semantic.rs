@@ -122,7 +122,7 @@ fn brain_embed_fills_vectors_resumably_and_hybrid_finds_meaning_without_shared_w
 }
 
 #[test]
-fn hybrid_finds_the_answer_beside_the_turn_close_in_meaning_and_says_so() {
+fn hybrid_finds_the_answer_by_the_turn_it_answers_and_lends_the_turns_around_a_close_one() {
     // A chat: the turn that asked is close in meaning to the query ("dinner" is a meal) and
     // shares no word with it; the answer, next to it, shares neither. Two places away, a
     // third turn; another session's turn and a channel's item lend and are lent nothing.
@@ -143,21 +143,69 @@ fn hybrid_finds_the_answer_beside_the_turn_close_in_meaning_and_says_so() {
         }),
     );
     configure(&env, &stub(Behaviour::Answer), "concepts-v1");
-    env.json(&["embed"]);
+    let done = env.json(&["embed"]);
+    let model = done["model"].as_str().unwrap();
+    assert!(model.contains("concepts-v1") && model.ends_with("+context"), "the model id names the recipe: {done}");
     let page = env.json(&["search", "--mode", "hybrid", "meal"]);
     let results = page["results"].as_array().unwrap();
     let find = |id: &str| results.iter().find(|hit| hit["id"] == id);
     let score = |id: &str| find(id).unwrap_or_else(|| panic!("{id} not found: {page}"))["score"].as_f64().unwrap();
+    let why = |id: &str| find(id).unwrap()["why"].as_str().unwrap().to_string();
     assert_eq!(results[0]["id"], asked.as_str(), "{page}");
-    assert!(results[0]["why"].as_str().unwrap().starts_with("similar in meaning"), "{page}");
-    // The answer is lent a quarter of the vote, the turn two places away an eighth (scores
-    // are printed to three decimals).
-    assert_eq!(find(&answer).unwrap()["why"], format!("next to a match in meaning ({asked})"), "{page}");
-    assert!((score(&answer) - score(&asked) / 4.0).abs() < 1e-3, "{page}");
-    assert!((score(&later) - score(&asked) / 8.0).abs() < 1e-3, "{page}");
+    assert!(why(&asked).starts_with("similar in meaning"), "{page}");
+    // The answer was embedded with the turn it answers: it is close in meaning by its own
+    // vote, and lent a quarter of the asking turn's besides, so it comes second, above a
+    // quarter of the asking turn's score (scores are printed to three decimals).
+    assert_eq!(results[1]["id"], answer.as_str(), "{page}");
+    assert!(why(&answer).starts_with("similar in meaning (0."), "{page}");
+    assert!(why(&answer).ends_with(&format!("; next to a match in meaning ({asked})")), "{page}");
+    assert!(score(&answer) > score(&asked) / 4.0 + 2e-3 && score(&answer) < score(&asked), "{page}");
+    // The turn two places away, embedded with the answer (no meal in either), is only lent:
+    // an eighth of the asking turn's vote, its best share — a full vote at a similarity of
+    // 1.00, half the fused scale (the asking turn's score holds the quarter the answer lends
+    // it besides).
+    assert!(why(&asked).starts_with("similar in meaning (1.00)"), "{page}");
+    assert_eq!(why(&later), format!("next to a match in meaning ({asked})"), "{page}");
+    assert!((score(&later) - 0.5 / 8.0).abs() < 1e-3, "{page}");
     for id in [&other, &channel] {
         assert!(find(id).is_none(), "{id} was lent nothing: {page}");
     }
+}
+
+#[test]
+fn a_turn_written_through_a_warm_server_is_embedded_at_once_with_the_turn_before_it() {
+    let env = env_with_items();
+    let url = stub(Behaviour::Answer);
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[search]\nmode = \"hybrid\"\n[embed]\nprovider = \"endpoint\"\nurl = \"{url}\"\nmodel = \"concepts-v1\"\n"
+        ),
+    )
+    .unwrap();
+    let server = crate::serve::Server::start(&env, &[]);
+    // A first search builds the embedder, which the server then keeps warm.
+    assert_eq!(server.get("/api/v2/search?project=demo&q=meal").status, 200);
+    let post = |content: &str| {
+        let body = serde_json::json!({"title": content, "content": content, "source": "transcript:chat-1"});
+        let created = server.json("POST", "/api/v2/items?project=demo", &body);
+        assert_eq!(created.status, 201, "{}", created.text());
+        created.json()["id"].as_str().unwrap().to_string()
+    };
+    post("Kate: What did you have for dinner?");
+    let answer = post("Emi: Homemade, then I had to deploy at nine.");
+    assert_eq!(
+        env.json(&["embed", "--dry-run"])["pending"],
+        3,
+        "only the items written before the server started wait"
+    );
+    // The answer's vector carries the turn it answers: close to "meal" by itself (alone, it
+    // would be at 0.01, the stub's floor).
+    let page = env.json(&["search", "--mode", "semantic", "meal"]);
+    let hit = page["results"].as_array().unwrap().iter().find(|hit| hit["id"] == answer.as_str()).unwrap();
+    let why = hit["why"].as_str().unwrap();
+    let similarity: f64 = why.trim_start_matches("similar in meaning (").split(')').next().unwrap().parse().unwrap();
+    assert!(similarity > 0.4, "{page}");
 }
 
 #[test]
