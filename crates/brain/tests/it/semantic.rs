@@ -186,14 +186,18 @@ fn a_turn_written_through_a_warm_server_is_embedded_at_once_with_the_turn_before
     let server = crate::serve::Server::start(&env, &[]);
     // A first search builds the embedder, which the server then keeps warm.
     assert_eq!(server.get("/api/v2/search?project=demo&q=meal").status, 200);
-    let post = |content: &str| {
-        let body = serde_json::json!({"title": content, "content": content, "source": "transcript:chat-1"});
+    // Written a minute apart, as a chat's turns are (two writes of one instant would be
+    // ordered by their ids, which the server draws at random within the instant).
+    let post = |content: &str, at: &str| {
+        let body = serde_json::json!({"title": content, "content": content, "source": "transcript:chat-1",
+                                      "created_at": format!("2026-11-20T{at}:00Z")});
         let created = server.json("POST", "/api/v2/items?project=demo", &body);
         assert_eq!(created.status, 201, "{}", created.text());
+        assert_eq!(created.json()["created_at"], body["created_at"], "{}", created.text());
         created.json()["id"].as_str().unwrap().to_string()
     };
-    post("Kate: What did you have for dinner?");
-    let answer = post("Emi: Homemade, then I had to deploy at nine.");
+    post("Kate: What did you have for dinner?", "18:00");
+    let answer = post("Emi: Homemade, then I had to deploy at nine.", "18:01");
     assert_eq!(
         env.json(&["embed", "--dry-run"])["pending"],
         3,
