@@ -175,14 +175,10 @@ fn hybrid_finds_the_answer_by_the_turn_it_answers_and_lends_the_turns_around_a_c
 #[test]
 fn a_turn_written_through_a_warm_server_is_embedded_at_once_with_the_turn_before_it() {
     let env = env_with_items();
-    let url = stub(Behaviour::Answer);
-    std::fs::write(
-        env.home.join("config.toml"),
-        format!(
-            "[search]\nmode = \"hybrid\"\n[embed]\nprovider = \"endpoint\"\nurl = \"{url}\"\nmodel = \"concepts-v1\"\n"
-        ),
-    )
-    .unwrap();
+    configure(&env, &stub(Behaviour::Answer), "concepts-v1");
+    // The HTTP search takes the configured mode: hybrid, so it builds the embedder.
+    let config = std::fs::read_to_string(env.home.join("config.toml")).unwrap();
+    std::fs::write(env.home.join("config.toml"), format!("{config}[search]\nmode = \"hybrid\"\n")).unwrap();
     let server = crate::serve::Server::start(&env, &[]);
     // A first search builds the embedder, which the server then keeps warm.
     assert_eq!(server.get("/api/v2/search?project=demo&q=meal").status, 200);
