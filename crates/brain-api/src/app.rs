@@ -355,20 +355,10 @@ impl Brain {
     /// fails a write: an embedder error leaves the item in the backlog.
     fn embed_if_warm(&self, item: &Item) {
         let Some(embedder) = crate::embed::warm(&self.config.embed) else { return };
-        // The text `brain embed` would embed: with the item written before it in its source.
-        let before = if brain_core::search::is_context_source(&item.source) {
-            let anchor = brain_core::search::Anchor::of(item);
-            let around = self.store.neighbours(&[anchor], 1, &ItemFilter::default()).unwrap_or_default();
-            around.into_iter().find(|other| (other.created_at, &other.id) < (item.created_at, &item.id))
-        } else {
-            None
-        };
-        let previous = before
-            .as_ref()
-            .map(|before| (before.content.as_str(), item.created_at.as_second() - before.created_at.as_second()));
-        let text = brain_core::search::embedding_text(&item.title, &item.content, &item.source, previous);
-        if let Ok(mut vectors) = embedder.embed(&[text]) {
-            let _ = self.store.put_vectors(&embedder.model_id(), &[(item.id.clone(), vectors.remove(0))]);
+        // The text `brain embed` would embed: the store's own job, with the item before it.
+        let Ok(Some(job)) = self.store.vector_job(&item.id) else { return };
+        if let Ok(mut vectors) = embedder.embed(&[job.text]) {
+            let _ = self.store.put_vectors(&embedder.model_id(), &[(job.id, vectors.remove(0))]);
         }
     }
 

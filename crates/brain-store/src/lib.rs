@@ -180,6 +180,12 @@ impl Store {
         dispatch!(self, store => store.vector_backlog(model, limit))
     }
 
+    /// The embedding job of one item, as `vector_backlog` gives it (with the item written
+    /// before it in its source), whether or not it has a vector; `None` when there is none.
+    pub fn vector_job(&self, id: &str) -> StoreResult<Option<VectorJob>> {
+        dispatch!(self, store => store.vector_job(id))
+    }
+
     /// How many items have no vector of `model`.
     pub fn count_vector_backlog(&self, model: &str) -> StoreResult<u64> {
         dispatch!(self, store => store.count_vector_backlog(model))

@@ -10,33 +10,53 @@ use super::PgStore;
 use super::rows::{self, COLUMNS, Params};
 use crate::{ItemFilter, StoreResult, VectorJob};
 
+/// The embedding jobs of a batch of items (a subquery `i` of `id, title, content, source,
+/// created_at`): each with the item written just before it in its source (a `LATERAL` index
+/// scan backward per row; `position` is only a cheap pre-filter: `embedding_text`'s
+/// `is_context_source` decides whether that item is used).
+macro_rules! jobs_of {
+    ($batch:literal) => {
+        concat!(
+            "SELECT i.id, i.title, i.content, i.source, prev.content, \
+                    extract(epoch FROM i.created_at - prev.created_at)::bigint \
+             FROM (",
+            $batch,
+            ") i \
+             LEFT JOIN LATERAL \
+               (SELECT p.content, p.created_at FROM items p WHERE position(':' IN i.source) > 1 AND p.source = i.source \
+                  AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) prev ON true \
+             ORDER BY i.created_at, i.id"
+        )
+    };
+}
+
+fn job_of(row: &postgres::Row) -> Result<VectorJob, postgres::Error> {
+    let (title, content, source): (String, String, String) = (row.try_get(1)?, row.try_get(2)?, row.try_get(3)?);
+    let before: Option<String> = row.try_get(4)?;
+    let seconds: Option<i64> = row.try_get(5)?;
+    let previous = before.as_deref().zip(seconds);
+    Ok(VectorJob { id: row.try_get(0)?, text: embedding_text(&title, &content, &source, previous) })
+}
+
 impl PgStore {
     pub(crate) fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
         let params: Params = vec![Box::new(model.to_string()), Box::new(i64::try_from(limit).unwrap_or(i64::MAX))];
         let found = self.rows(
-            "SELECT i.id, i.title, i.content, i.source, prev.content, \
-                    extract(epoch FROM i.created_at - prev.created_at)::bigint \
-             FROM (SELECT id, title, content, source, created_at FROM items b \
-                   WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.id = b.id AND v.model = $1) \
-                   ORDER BY created_at, id LIMIT $2) i \
-             LEFT JOIN LATERAL \
-               (SELECT p.content, p.created_at FROM items p WHERE position(':' IN i.source) > 1 AND p.source = i.source \
-                  AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) prev ON true \
-             ORDER BY i.created_at, i.id",
+            jobs_of!(
+                "SELECT id, title, content, source, created_at FROM items b \
+                 WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.id = b.id AND v.model = $1) \
+                 ORDER BY created_at, id LIMIT $2"
+            ),
             &params,
         )?;
-        found
-            .iter()
-            .map(|row| {
-                let (title, content, source): (String, String, String) =
-                    (row.try_get(1)?, row.try_get(2)?, row.try_get(3)?);
-                let before: Option<String> = row.try_get(4)?;
-                let seconds: Option<i64> = row.try_get(5)?;
-                let previous = before.as_deref().zip(seconds);
-                Ok(VectorJob { id: row.try_get(0)?, text: embedding_text(&title, &content, &source, previous) })
-            })
-            .collect::<Result<_, postgres::Error>>()
-            .map_err(|err| self.error(err))
+        found.iter().map(job_of).collect::<Result<_, _>>().map_err(|err| self.error(err))
+    }
+
+    pub(crate) fn vector_job(&self, id: &str) -> StoreResult<Option<VectorJob>> {
+        let params: Params = vec![Box::new(id.to_string())];
+        let found =
+            self.rows(jobs_of!("SELECT id, title, content, source, created_at FROM items WHERE id = $1"), &params)?;
+        found.first().map(job_of).transpose().map_err(|err| self.error(err))
     }
 
     pub(crate) fn count_vector_backlog(&self, model: &str) -> StoreResult<u64> {

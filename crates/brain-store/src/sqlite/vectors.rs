@@ -24,6 +24,34 @@ fn similarity(bytes: &[u8], query: &[f32]) -> f32 {
     bytes.chunks_exact(4).zip(query).map(|(c, q)| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * q).sum()
 }
 
+/// The embedding jobs of a batch of items (a subquery `i` of `seq, id, title, content, source,
+/// created_at`): each with the item written just before it in its source, read by the
+/// `items_by_source_created` index (`instr` is only a cheap pre-filter: `embedding_text`'s
+/// `is_context_source` decides whether that item is used).
+macro_rules! jobs_of {
+    ($batch:literal) => {
+        concat!(
+            "SELECT i.id, i.title, i.content, i.source, prev.content, \
+                    CAST(strftime('%s', i.created_at) AS INTEGER) - CAST(strftime('%s', prev.created_at) AS INTEGER) \
+             FROM (",
+            $batch,
+            ") i \
+             LEFT JOIN items prev ON prev.seq = \
+               (SELECT p.seq FROM items p WHERE instr(i.source, ':') > 1 AND p.source = i.source \
+                  AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) \
+             ORDER BY i.seq"
+        )
+    };
+}
+
+fn job_of(row: &rusqlite::Row<'_>) -> rusqlite::Result<VectorJob> {
+    let (title, content, source): (String, String, String) = (row.get(1)?, row.get(2)?, row.get(3)?);
+    let before: Option<String> = row.get(4)?;
+    let seconds: Option<i64> = row.get(5)?;
+    let previous = before.as_deref().zip(seconds);
+    Ok(VectorJob { id: row.get(0)?, text: embedding_text(&title, &content, &source, previous) })
+}
+
 impl SqliteStore {
     /// Up to `limit` items with no vector of `model`, oldest first (so an interrupted
     /// `brain embed` resumes where it stopped), each with the text to embed
@@ -31,28 +59,26 @@ impl SqliteStore {
     pub fn vector_backlog(&self, model: &str, limit: usize) -> StoreResult<Vec<VectorJob>> {
         let connection = self.lock();
         let mut statement = connection
-            .prepare_cached(
-                "SELECT i.id, i.title, i.content, i.source, prev.content, \
-                        CAST(strftime('%s', i.created_at) AS INTEGER) - CAST(strftime('%s', prev.created_at) AS INTEGER) \
-                 FROM (SELECT seq, id, title, content, source, created_at FROM items b \
-                       WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.seq = b.seq AND v.model = ?1) \
-                       ORDER BY seq LIMIT ?2) i \
-                 LEFT JOIN items prev ON prev.seq = \
-                   (SELECT p.seq FROM items p WHERE instr(i.source, ':') > 1 AND p.source = i.source \
-                      AND (p.created_at, p.id) < (i.created_at, i.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1) \
-                 ORDER BY i.seq",
-            )
+            .prepare_cached(jobs_of!(
+                "SELECT seq, id, title, content, source, created_at FROM items b \
+                 WHERE NOT EXISTS (SELECT 1 FROM item_vectors v WHERE v.seq = b.seq AND v.model = ?1) \
+                 ORDER BY seq LIMIT ?2"
+            ))
             .map_err(|e| self.sqlite_error(e))?;
         let rows = statement
-            .query_map(rusqlite::params![model, i64::try_from(limit).unwrap_or(i64::MAX)], |row| {
-                let (title, content, source): (String, String, String) = (row.get(1)?, row.get(2)?, row.get(3)?);
-                let before: Option<String> = row.get(4)?;
-                let seconds: Option<i64> = row.get(5)?;
-                let previous = before.as_deref().zip(seconds);
-                Ok(VectorJob { id: row.get(0)?, text: embedding_text(&title, &content, &source, previous) })
-            })
+            .query_map(rusqlite::params![model, i64::try_from(limit).unwrap_or(i64::MAX)], job_of)
             .map_err(|e| self.sqlite_error(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.sqlite_error(e))
+    }
+
+    /// The embedding job of one item, as `vector_backlog` would give it whatever vectors it
+    /// has (a warm server embeds a written item at once); `None` when there is no such item.
+    pub fn vector_job(&self, id: &str) -> StoreResult<Option<VectorJob>> {
+        let connection = self.lock();
+        let mut statement = connection
+            .prepare_cached(jobs_of!("SELECT seq, id, title, content, source, created_at FROM items WHERE id = ?1"))
+            .map_err(|e| self.sqlite_error(e))?;
+        statement.query_row([id], job_of).optional().map_err(|e| self.sqlite_error(e))
     }
 
     /// How many items have no vector of `model`.

@@ -640,6 +640,13 @@ fn an_item_of_a_session_is_embedded_with_the_one_written_before_it_in_its_source
     assert_eq!(texts[&other.id], "The sqlite file is on the drive\nThe sqlite file is on the drive");
     assert_eq!(texts[&channel.id], "Rollout notes\nRollout notes", "a channel's items are unrelated");
     assert_eq!(texts[&next_day.id], "Morning!\nMorning!", "a day later is another conversation");
+    // One item's job (a warm server's write) is the backlog's, with a vector or without.
+    f.store.put_vectors("m1", &[(answer.id.clone(), vec![1.0, 0.0])]).unwrap();
+    for it in [&answer, &asked, &other, &channel, &next_day] {
+        let job = f.store.vector_job(&it.id).unwrap().unwrap();
+        assert_eq!((job.id.as_str(), job.text.as_str()), (it.id.as_str(), texts[&it.id].as_str()));
+    }
+    assert!(f.store.vector_job("mem_none").unwrap().is_none());
 }
 
 fn use_record(item: &str, session: &str, verdict: &str, at: &str) -> brain_store::UseRecord {
