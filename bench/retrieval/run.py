@@ -9,6 +9,8 @@ and per-query latency, overall and per query category.
     python3 bench/retrieval/run.py --brain before=/path/to/old/brain --brain now=target/release/brain
     python3 bench/retrieval/run.py --realtalk DIR --model-dir DIR   # + semantic and hybrid
                                    # (cargo build --release -p brain-memory --features semantic)
+    python3 bench/retrieval/run.py --realtalk DIR --embed-config FILE  # an [embed] table of your
+                                   # own, e.g. an OpenAI-compatible endpoint and its prefixes
     python3 bench/retrieval/run.py --realtalk DIR --one-home ...     # every conversation in one
                                    # home (8,944 items: the vector index's bit pass runs)
 
@@ -110,7 +112,7 @@ class Grep:
 
 
 MODES_WANTED = None  # --modes
-EMBED_CONFIG = None  # the [embed] table written into every home, when --model-dir is given
+EMBED_CONFIG = None  # the [embed] table written into every home (--model-dir or --embed-config)
 
 
 def brain_modes(binary):
@@ -288,10 +290,20 @@ def main():
     parser.add_argument("--model-dir", metavar="DIR",
                         help="all-MiniLM-L6-v2 files (model.safetensors, config.json, tokenizer.json): adds the "
                              "semantic and hybrid modes (needs a brain built with --features semantic)")
+    parser.add_argument("--embed-config", metavar="FILE",
+                        help="an [embed] table (e.g. an endpoint with its prefixes) written into every home "
+                             "instead of --model-dir's: adds the semantic and hybrid modes")
     args = parser.parse_args()
+    global EMBED_CONFIG
+    if args.model_dir and args.embed_config:
+        parser.error("--model-dir and --embed-config are two embedders: give one")
     if args.model_dir:
-        global EMBED_CONFIG
         EMBED_CONFIG = f'[embed]\nprovider = "local"\nmodel_path = "{os.path.abspath(args.model_dir)}"\n'
+    if args.embed_config:
+        with open(args.embed_config, encoding="utf-8") as handle:
+            EMBED_CONFIG = handle.read()
+        if "[embed]" not in EMBED_CONFIG:
+            parser.error(f"{args.embed_config} has no [embed] table")
 
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binaries = []

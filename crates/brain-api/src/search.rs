@@ -240,11 +240,11 @@ pub fn search(
         // Dropped once the embedder is built (or could not be).
         let (loaded, ready) = std::sync::mpsc::channel::<()>();
         let embedding = scope.spawn(move || {
-            let query = [text.to_string()];
+            let query = [embed.query_text(text)];
             let embedder = crate::embed::for_texts(embed, &query);
             drop(loaded);
             let embedded = match &embedder {
-                Ok(Some(embedder)) => Some(embedder.embed(&query)),
+                Ok(Some(embedder)) => Some(embedder.embed_query(&query[0])),
                 _ => None,
             };
             (embedder, embedded)
@@ -269,9 +269,9 @@ pub fn search(
         Err(err) => return fall_back(err.to_string()),
     };
     let vector = match embedded {
-        Some(Ok(mut vectors)) if !vectors.is_empty() => vectors.remove(0),
+        Some(Ok(vector)) => vector,
         Some(Err(err)) => return fall_back(err.to_string()),
-        Some(Ok(_)) | None => return fall_back("the embedder failed on this query".into()),
+        None => return fall_back("the embedder failed on this query".into()),
     };
     let model = embedder.model_id();
     let near = match store.nearest(&model, &vector, filter, pool) {

@@ -852,6 +852,8 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # model = "nomic-embed-text"
 # timeout_ms = 2000
 # batch = 32
+# document_prefix = "search_document: "  # what a model trained with instructions wants before
+# query_prefix = "search_query: "        #   an item's text and a query (nomic-embed-text here)
 
 # The HTTP server (`brain serve`). It listens on loopback unless tokens are configured.
 # [serve]

@@ -38,7 +38,17 @@ pub struct EmbedConfig {
     pub timeout_ms: u64,
     /// Texts per request / per batch.
     pub batch: usize,
+    /// Put before the text of every item embedded (a model trained with instructions wants
+    /// one: nomic-embed-text `"search_document: "`, e5 `"passage: "`). Part of the model id:
+    /// changing it re-embeds.
+    pub document_prefix: String,
+    /// Put before every query embedded (nomic-embed-text `"search_query: "`, e5 `"query: "`,
+    /// bge `"Represent this sentence for searching relevant passages: "`).
+    pub query_prefix: String,
 }
+
+/// The longest `document_prefix` or `query_prefix` accepted.
+pub const MAX_PREFIX_CHARS: usize = 200;
 
 impl Default for EmbedConfig {
     fn default() -> Self {
@@ -49,7 +59,31 @@ impl Default for EmbedConfig {
             model: String::new(),
             timeout_ms: 2000,
             batch: 32,
+            document_prefix: String::new(),
+            query_prefix: String::new(),
         }
+    }
+}
+
+impl EmbedConfig {
+    /// The text embedded for a query: `query_prefix` then the query.
+    pub fn query_text(&self, query: &str) -> String {
+        format!("{}{query}", self.query_prefix)
+    }
+
+    /// The prefixes are short, one line, no control characters.
+    fn check_prefixes(&self) -> BrainResult<()> {
+        for (key, prefix) in [("document_prefix", &self.document_prefix), ("query_prefix", &self.query_prefix)] {
+            if prefix.chars().count() > MAX_PREFIX_CHARS || prefix.chars().any(char::is_control) {
+                return Err(BrainError::Config {
+                    message: format!(
+                        "[embed] {key} must be one line of at most {MAX_PREFIX_CHARS} characters, without control characters"
+                    ),
+                    hint: Some("e.g. document_prefix = \"search_document: \"".into()),
+                });
+            }
+        }
+        Ok(())
     }
 }
 
@@ -77,8 +111,14 @@ fn embedded_part(texts: &[String]) -> Vec<String> {
     texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect()
 }
 
-/// One of the configured embedders.
-pub enum Embedder {
+/// The configured embedder: a model and what it puts before an item's text.
+pub struct Embedder {
+    model: Model,
+    document_prefix: String,
+}
+
+/// One of the embedders' models.
+enum Model {
     #[cfg(feature = "semantic")]
     Local(Box<local::MiniLm>),
     Endpoint(endpoint::Endpoint),
@@ -93,6 +133,15 @@ impl std::fmt::Debug for Embedder {
 impl Embedder {
     /// The configured embedder, `None` when `provider = "none"`. Errors name the key to fix.
     pub fn from_config(config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+        config.check_prefixes()?;
+        let model = match Embedder::model(config)? {
+            Some(model) => model,
+            None => return Ok(None),
+        };
+        Ok(Some(Embedder { model, document_prefix: config.document_prefix.clone() }))
+    }
+
+    fn model(config: &EmbedConfig) -> BrainResult<Option<Model>> {
         let config_error = |message: String, hint: &str| BrainError::Config { message, hint: Some(hint.into()) };
         match config.provider.as_str() {
             "none" | "" => Ok(None),
@@ -110,7 +159,7 @@ impl Embedder {
                     ));
                 }
                 endpoint::Endpoint::new(url, &config.model, config.timeout_ms, config.batch)
-                    .map(|endpoint| Some(Embedder::Endpoint(endpoint)))
+                    .map(|endpoint| Some(Model::Endpoint(endpoint)))
             }
             "local" => Embedder::local(config),
             other => Err(config_error(
@@ -121,49 +170,69 @@ impl Embedder {
     }
 
     #[cfg(feature = "semantic")]
-    fn local(config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+    fn local(config: &EmbedConfig) -> BrainResult<Option<Model>> {
         let path = config.model_path.as_deref().ok_or_else(|| BrainError::Config {
             message: "[embed] provider = \"local\" needs model_path".into(),
             hint: Some("the directory holding model.safetensors, config.json and tokenizer.json".into()),
         })?;
-        local::MiniLm::load(path).map(|model| Some(Embedder::Local(Box::new(model))))
+        local::MiniLm::load(path).map(|model| Some(Model::Local(Box::new(model))))
     }
 
     #[cfg(not(feature = "semantic"))]
-    fn local(_config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
+    fn local(_config: &EmbedConfig) -> BrainResult<Option<Model>> {
         Err(BrainError::Config {
             message: "[embed] provider = \"local\" needs a brain built with the `semantic` feature".into(),
             hint: Some("cargo install --features semantic, or use provider = \"endpoint\"".into()),
         })
     }
 
-    /// Names the model and what its vectors are made of ([`TEXT_RECIPE`]): stored with every
-    /// vector, so a change of either re-embeds.
+    /// Names the model and what its vectors are made of ([`TEXT_RECIPE`], and the
+    /// `document_prefix` when there is one): stored with every vector, so a change of any
+    /// re-embeds.
     pub fn model_id(&self) -> String {
-        let model = match self {
+        let model = match &self.model {
             #[cfg(feature = "semantic")]
-            Embedder::Local(model) => model.model_id(),
-            Embedder::Endpoint(endpoint) => endpoint.model_id(),
+            Model::Local(model) => model.model_id(),
+            Model::Endpoint(endpoint) => endpoint.model_id(),
         };
-        format!("{model}+{TEXT_RECIPE}")
+        if self.document_prefix.is_empty() {
+            format!("{model}+{TEXT_RECIPE}")
+        } else {
+            format!("{model}+{TEXT_RECIPE}+prefix:{}", self.document_prefix)
+        }
     }
 
     /// Texts per batch.
     pub fn batch(&self) -> usize {
-        match self {
+        match &self.model {
             #[cfg(feature = "semantic")]
-            Embedder::Local(_) => 16,
-            Embedder::Endpoint(endpoint) => endpoint.batch(),
+            Model::Local(_) => 16,
+            Model::Endpoint(endpoint) => endpoint.batch(),
         }
     }
 
-    /// L2-normalised vectors, one per text, all of one length.
+    /// L2-normalised vectors of items' texts (each after the `document_prefix`), one per
+    /// text, all of one length.
     pub fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.document_prefix.is_empty() {
+            return self.embed_as_is(texts);
+        }
+        let texts: Vec<String> = texts.iter().map(|text| format!("{}{text}", self.document_prefix)).collect();
+        self.embed_as_is(&texts)
+    }
+
+    /// The L2-normalised vector of a query's text, as [`EmbedConfig::query_text`] gives it.
+    pub fn embed_query(&self, query_text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut vectors = self.embed_as_is(&[query_text.to_string()])?;
+        Ok(vectors.remove(0))
+    }
+
+    fn embed_as_is(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let texts = embedded_part(texts);
-        let vectors = match self {
+        let vectors = match &self.model {
             #[cfg(feature = "semantic")]
-            Embedder::Local(model) => model.embed(&texts)?,
-            Embedder::Endpoint(endpoint) => endpoint.embed(&texts)?,
+            Model::Local(model) => model.embed(&texts)?,
+            Model::Endpoint(endpoint) => endpoint.embed(&texts)?,
         };
         check_vectors(vectors, texts.len())
     }
@@ -230,8 +299,10 @@ pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<s
         && config.provider == "local"
         && let Some(path) = config.model_path.as_deref()
     {
+        config.check_prefixes()?;
         return local::MiniLm::load_for(path, &embedded_part(texts)).map(|model| {
-            let embedder = std::sync::Arc::new(Embedder::Local(Box::new(model)));
+            let model = Model::Local(Box::new(model));
+            let embedder = std::sync::Arc::new(Embedder { model, document_prefix: config.document_prefix.clone() });
             // Never freed: the process ends after its one command, and its exit frees the
             // model's tensors (42 MB) at once, where dropping them unmapped them chunk by
             // chunk before the answer was printed.

@@ -35,14 +35,28 @@ enum Behaviour {
     Slow,
 }
 
+/// The texts an embeddings stub was sent, in order.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
 /// A one-thread HTTP server on loopback answering `POST /v1/embeddings`; returns its URL.
 fn stub(behaviour: Behaviour) -> String {
+    recording_stub(behaviour).0
+}
+
+/// [`stub`], keeping every text it is sent.
+fn recording_stub(behaviour: Behaviour) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
+    let received = Received::default();
+    let kept = received.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
             let (_, body) = crate::read_http_request(&stream);
+            if let Ok(request) = serde_json::from_slice::<serde_json::Value>(&body) {
+                let texts = request["input"].as_array().into_iter().flatten().filter_map(|text| text.as_str());
+                kept.lock().unwrap().extend(texts.map(str::to_string));
+            }
             let answer = match behaviour {
                 Behaviour::Slow => {
                     std::thread::sleep(Duration::from_secs(3));
@@ -68,7 +82,7 @@ fn stub(behaviour: Behaviour) -> String {
             );
         }
     });
-    url
+    (url, received)
 }
 
 fn configure(env: &Env, url: &str, model: &str) {
@@ -274,6 +288,32 @@ fn hybrid_without_an_embedder_or_vectors_is_lexical_and_says_why() {
     let page = env.json(&["search", "--mode", "semantic", "pasta"]);
     assert!(page["results"][0]["why"].as_str().unwrap().contains("run `brain embed`"), "{page}");
     env.brain().args(["search", "--mode", "fuzzy", "pasta"]).assert().code(1).stderr(predicate::str::contains("fuzzy"));
+}
+
+#[test]
+fn a_model_trained_with_instructions_gets_its_document_and_query_prefixes() {
+    let env = env_with_items();
+    let (url, received) = recording_stub(Behaviour::Answer);
+    configure(&env, &url, "nomic-embed-text");
+    assert_eq!(env.json(&["embed"])["embedded"], 3);
+    let prefixes = "document_prefix = \"search_document: \"\nquery_prefix = \"search_query: \"\n";
+    let config = env.home.join("config.toml");
+    let plain = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{plain}{prefixes}")).unwrap();
+    // Items embedded without the prefix are embedded again: the prefix is part of the model id.
+    assert_eq!(env.json(&["embed", "--dry-run"])["pending"], 3);
+    received.lock().unwrap().clear();
+    assert_eq!(env.json(&["embed"])["embedded"], 3);
+    let sent = std::mem::take(&mut *received.lock().unwrap());
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert!(sent.iter().all(|text| text.starts_with("search_document: ")), "{sent:?}");
+    assert!(sent.contains(&"search_document: Parking\nthe car goes in bay 4".to_string()), "{sent:?}");
+    let page = env.json(&["search", "--mode", "semantic", "automobile"]);
+    assert_eq!(page["results"][0]["title"], "Parking", "{page}");
+    assert_eq!(*received.lock().unwrap(), ["search_query: automobile"]);
+    // A prefix that is not one short line is refused, naming the key.
+    std::fs::write(&config, format!("{plain}query_prefix = \"search\\nquery: \"\n")).unwrap();
+    env.brain().args(["embed"]).assert().code(1).stderr(predicate::str::contains("[embed] query_prefix"));
 }
 
 #[test]
