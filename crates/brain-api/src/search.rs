@@ -240,11 +240,10 @@ pub fn search(
         // Dropped once the embedder is built (or could not be).
         let (loaded, ready) = std::sync::mpsc::channel::<()>();
         let embedding = scope.spawn(move || {
-            let query = [embed.query_text(text)];
-            let embedder = crate::embed::for_texts(embed, &query);
+            let embedder = crate::embed::for_query(embed, text);
             drop(loaded);
             let embedded = match &embedder {
-                Ok(Some(embedder)) => Some(embedder.embed_query(&query[0])),
+                Ok(Some(embedder)) => Some(embedder.embed_query(text)),
                 _ => None,
             };
             (embedder, embedded)

@@ -66,11 +66,6 @@ impl Default for EmbedConfig {
 }
 
 impl EmbedConfig {
-    /// The text embedded for a query: `query_prefix` then the query.
-    pub fn query_text(&self, query: &str) -> String {
-        format!("{}{query}", self.query_prefix)
-    }
-
     /// The prefixes are short, one line, no control characters.
     fn check_prefixes(&self) -> BrainResult<()> {
         for (key, prefix) in [("document_prefix", &self.document_prefix), ("query_prefix", &self.query_prefix)] {
@@ -111,10 +106,11 @@ fn embedded_part(texts: &[String]) -> Vec<String> {
     texts.iter().map(|text| text.chars().take(MAX_TEXT_CHARS).collect()).collect()
 }
 
-/// The configured embedder: a model and what it puts before an item's text.
+/// The configured embedder: a model and what it puts before an item's text and a query.
 pub struct Embedder {
     model: Model,
     document_prefix: String,
+    query_prefix: String,
 }
 
 /// One of the embedders' models.
@@ -134,11 +130,12 @@ impl Embedder {
     /// The configured embedder, `None` when `provider = "none"`. Errors name the key to fix.
     pub fn from_config(config: &EmbedConfig) -> BrainResult<Option<Embedder>> {
         config.check_prefixes()?;
-        let model = match Embedder::model(config)? {
-            Some(model) => model,
-            None => return Ok(None),
-        };
-        Ok(Some(Embedder { model, document_prefix: config.document_prefix.clone() }))
+        Ok(Embedder::model(config)?.map(|model| Embedder::with_prefixes(model, config)))
+    }
+
+    /// `model` with the prefixes of `config` (checked by the caller, before loading it).
+    fn with_prefixes(model: Model, config: &EmbedConfig) -> Embedder {
+        Embedder { model, document_prefix: config.document_prefix.clone(), query_prefix: config.query_prefix.clone() }
     }
 
     fn model(config: &EmbedConfig) -> BrainResult<Option<Model>> {
@@ -221,9 +218,9 @@ impl Embedder {
         self.embed_as_is(&texts)
     }
 
-    /// The L2-normalised vector of a query's text, as [`EmbedConfig::query_text`] gives it.
-    pub fn embed_query(&self, query_text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut vectors = self.embed_as_is(&[query_text.to_string()])?;
+    /// The L2-normalised vector of a query (after the `query_prefix`).
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut vectors = self.embed_as_is(&[query_text(&self.query_prefix, query)])?;
         Ok(vectors.remove(0))
     }
 
@@ -236,6 +233,11 @@ impl Embedder {
         };
         check_vectors(vectors, texts.len())
     }
+}
+
+/// The text embedded for a query: the prefix, then the query.
+fn query_text(prefix: &str, query: &str) -> String {
+    format!("{prefix}{query}")
 }
 
 /// Vectors must be one per text, of one non-zero length, finite; returned normalised.
@@ -278,19 +280,19 @@ pub fn shared(config: &EmbedConfig) -> BrainResult<Option<std::sync::Arc<Embedde
 }
 
 /// Whether this process embeds one query and exits (`brain search`): then a local model is
-/// loaded for that query alone ([`for_texts`]).
+/// loaded for that query alone ([`for_query`]).
 static ONE_SHOT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Says this process embeds what one command asks and exits (`brain search`), never more:
-/// a local model then reads only what those texts need (see [`for_texts`]).
+/// a local model then reads only what its query needs (see [`for_query`]).
 pub fn one_shot_process() {
     ONE_SHOT.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// An embedder for `texts`: the process's warm one, else — in a one-shot process with a
-/// local model — a model loaded for these texts only (not kept: it can embed nothing else),
-/// else [`shared`].
-pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<std::sync::Arc<Embedder>>> {
+/// An embedder for `query`: the process's warm one, else — in a one-shot process with a
+/// local model — a model loaded for this query only (with its prefix; not kept: it can embed
+/// nothing else), else [`shared`].
+pub fn for_query(config: &EmbedConfig, query: &str) -> BrainResult<Option<std::sync::Arc<Embedder>>> {
     if let Some(warm) = warm(config) {
         return Ok(Some(warm));
     }
@@ -300,9 +302,9 @@ pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<s
         && let Some(path) = config.model_path.as_deref()
     {
         config.check_prefixes()?;
-        return local::MiniLm::load_for(path, &embedded_part(texts)).map(|model| {
-            let model = Model::Local(Box::new(model));
-            let embedder = std::sync::Arc::new(Embedder { model, document_prefix: config.document_prefix.clone() });
+        let texts = [query_text(&config.query_prefix, query)];
+        return local::MiniLm::load_for(path, &embedded_part(&texts)).map(|model| {
+            let embedder = std::sync::Arc::new(Embedder::with_prefixes(Model::Local(Box::new(model)), config));
             // Never freed: the process ends after its one command, and its exit frees the
             // model's tensors (42 MB) at once, where dropping them unmapped them chunk by
             // chunk before the answer was printed.
@@ -310,7 +312,7 @@ pub fn for_texts(config: &EmbedConfig, texts: &[String]) -> BrainResult<Option<s
             Some(embedder)
         });
     }
-    let _ = texts;
+    let _ = query;
     shared(config)
 }
 
