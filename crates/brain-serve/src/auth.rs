@@ -149,7 +149,7 @@ impl Auth {
     }
 
     /// The grant whose secret is `secret`, comparing against every token.
-    fn find(&self, secret: &str) -> Option<Arc<Grant>> {
+    pub(crate) fn find(&self, secret: &str) -> Option<Arc<Grant>> {
         let presented = digest(secret.as_bytes());
         let mut found = None;
         let stored = self.stored.read().unwrap_or_else(|poison| poison.into_inner());

@@ -13,8 +13,10 @@
 //!   body_timeout_secs` of the head, else 408 `body_timeout` (a trickled upload would
 //!   otherwise hold its connection for the whole request timeout);
 //! - **revocation**: when the token of a request is revoked (`auth::Grant::revoked`), the
-//!   request is answered 401 if it is still running, and a response still streaming ends, so
-//!   a revoked token hears nothing more on its open streams.
+//!   request is answered 401 if it is still running, and a stream ends, so a revoked token
+//!   hears nothing more on its open streams. An answer made before the revocation is sent
+//!   whole: what it holds was the token's to read when it was made, and cutting it would
+//!   close the connection with nothing said (its head is written with its first bytes).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -237,7 +239,8 @@ pub async fn hold(State(shares): State<Arc<Shares>>, request: Request, next: Nex
             response = &mut handler => break response,
         }
     };
-    response.map(|body| Body::new(HeldBody { body, revoked: grant.map(|_| revoked), _hold: hold }))
+    let revoked = (grant.is_some() && stream).then_some(revoked);
+    response.map(|body| Body::new(HeldBody { body, revoked, _hold: hold }))
 }
 
 /// 401 for a request whose token was revoked while it ran.
@@ -303,8 +306,8 @@ impl http_body::Body for WatchedBody {
     }
 }
 
-/// A response body that keeps its request's shares until it is dropped, and ends early
-/// when the request's token is revoked.
+/// A response body that keeps its request's shares until it is dropped, and — a stream's —
+/// ends early when the request's token is revoked.
 struct HeldBody {
     body: Body,
     revoked: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
@@ -401,5 +404,68 @@ mod tests {
         assert!(!is_stream(&Method::POST, "/mcp"));
         assert!(!is_stream(&Method::GET, "/api/v2/brain"));
         assert!(!is_stream(&Method::POST, "/api/v2/sync/push"));
+    }
+
+    /// A token revoked after its request's answer was made, before a byte of it was sent:
+    /// the answer is sent whole (it was once closed with nothing said: the client saw an
+    /// empty reply), while a stream of the same token ends.
+    #[tokio::test]
+    async fn an_answer_made_before_its_token_was_revoked_is_sent_whole_and_a_stream_ends() {
+        use axum::middleware::from_fn;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let secret = "secret-rrrrrrrrrrrr";
+        let record = |revoked: bool| brain_store::TokenRecord {
+            name: "reader".into(),
+            sha256: super::super::auth::secret_digest(secret),
+            read: vec!["project/demo".into()],
+            write: vec![],
+            created_at: "2026-11-21T10:00:00Z".parse().unwrap(),
+            revoked_at: revoked.then(|| "2026-11-21T10:00:01Z".parse().unwrap()),
+        };
+        let auth = Arc::new(super::super::auth::Auth::default());
+        auth.set_stored(&[record(false)]);
+        // The handler revokes the token as it answers: the revocation lands after the answer
+        // is made and before its body is sent.
+        let answer = {
+            let auth = Arc::clone(&auth);
+            move || {
+                let auth = Arc::clone(&auth);
+                async move {
+                    auth.set_stored(&[record(true)]);
+                    "the answer".to_string()
+                }
+            }
+        };
+        let app = {
+            let auth = Arc::clone(&auth);
+            axum::Router::new()
+                .route("/api/v2/items", axum::routing::get(answer.clone()))
+                .route("/api/v2/events", axum::routing::get(answer))
+                .layer(axum::middleware::from_fn_with_state(shares(&ServeConfig::default(), 512), hold))
+                // As `auth::authenticate` does: the grant the token has now.
+                .layer(from_fn(move |mut request: Request, next: Next| {
+                    request.extensions_mut().insert(auth.find(secret).expect("an active token"));
+                    next.run(request)
+                }))
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let get = |path: &'static str| async move {
+            let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+            let request = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut raw = Vec::new();
+            let _ = stream.read_to_end(&mut raw).await;
+            String::from_utf8_lossy(&raw).into_owned()
+        };
+        let whole = get("/api/v2/items").await;
+        assert!(whole.starts_with("HTTP/1.1 200") && whole.ends_with("the answer"), "{whole:?}");
+        // A new grant for the token, revoked again by the stream's handler.
+        auth.set_stored(&[record(false)]);
+        let streamed = get("/api/v2/events").await;
+        assert!(!streamed.contains("the answer"), "a revoked token's stream said more: {streamed:?}");
+        assert!(!streamed.contains(" 401 "), "the stream was opened before the revocation: {streamed:?}");
     }
 }
