@@ -13,10 +13,11 @@
 //!   body_timeout_secs` of the head, else 408 `body_timeout` (a trickled upload would
 //!   otherwise hold its connection for the whole request timeout);
 //! - **revocation**: when the token of a request is revoked (`auth::Grant::revoked`), the
-//!   request is answered 401 if it is still running, and a stream ends, so a revoked token
-//!   hears nothing more on its open streams. An answer made before the revocation is sent
-//!   whole: what it holds was the token's to read when it was made, and cutting it would
-//!   close the connection with nothing said (its head is written with its first bytes).
+//!   request is answered 401 if it is still running, and a body still being made (an event
+//!   stream, an MCP answer over SSE) ends, so a revoked token hears nothing more. An answer
+//!   made whole before the revocation is sent whole: it was the token's to read when it was
+//!   made, and cutting it would close the connection with nothing said (its head is written
+//!   with its first bytes).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -239,7 +240,10 @@ pub async fn hold(State(shares): State<Arc<Shares>>, request: Request, next: Nex
             response = &mut handler => break response,
         }
     };
-    let revoked = (grant.is_some() && stream).then_some(revoked);
+    // A body whole when the handler returned was made while the token was valid: sent whole.
+    // One still being made (an event stream, an MCP answer over SSE) ends on revocation.
+    let whole = http_body::Body::size_hint(response.body()).exact().is_some();
+    let revoked = (grant.is_some() && !whole).then_some(revoked);
     response.map(|body| Body::new(HeldBody { body, revoked, _hold: hold }))
 }
 
@@ -306,8 +310,8 @@ impl http_body::Body for WatchedBody {
     }
 }
 
-/// A response body that keeps its request's shares until it is dropped, and — a stream's —
-/// ends early when the request's token is revoked.
+/// A response body that keeps its request's shares until it is dropped, and — one still
+/// being made — ends early when the request's token is revoked.
 struct HeldBody {
     body: Body,
     revoked: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
@@ -408,7 +412,7 @@ mod tests {
 
     /// A token revoked after its request's answer was made, before a byte of it was sent:
     /// the answer is sent whole (it was once closed with nothing said: the client saw an
-    /// empty reply), while a stream of the same token ends.
+    /// empty reply), while a body still being made for the same token ends.
     #[tokio::test]
     async fn an_answer_made_before_its_token_was_revoked_is_sent_whole_and_a_stream_ends() {
         use axum::middleware::from_fn;
@@ -437,11 +441,23 @@ mod tests {
                 }
             }
         };
+        // The same answer as a body still being made, as an event stream or an MCP answer
+        // over SSE is.
+        let streamed = {
+            let answer = answer.clone();
+            move || {
+                let made = answer();
+                async move {
+                    let text = made.await;
+                    Body::from_stream(futures_util::stream::once(async move { Ok::<_, std::io::Error>(text) }))
+                }
+            }
+        };
         let app = {
             let auth = Arc::clone(&auth);
             axum::Router::new()
-                .route("/api/v2/items", axum::routing::get(answer.clone()))
-                .route("/api/v2/events", axum::routing::get(answer))
+                .route("/api/v2/items", axum::routing::get(answer))
+                .route("/api/v2/events", axum::routing::get(streamed))
                 .layer(axum::middleware::from_fn_with_state(shares(&ServeConfig::default(), 512), hold))
                 // As `auth::authenticate` does: the grant the token has now.
                 .layer(from_fn(move |mut request: Request, next: Next| {
