@@ -72,11 +72,12 @@ fn read(path: &Path, folder: &str) -> BrainResult<Skill> {
     let name = scalar("name").unwrap_or_else(|| folder.to_string());
     let description =
         scalar("description").ok_or_else(|| BrainError::user(format!("{} has no description", path.display())))?;
+    // A SKILL.md written by hand is redacted as it is read: what it says reaches prompts.
+    let redacted = |text: &str| brain_core::redact::redact_str(text).into_owned();
+    let description = redacted(&description);
     let triggers = match frontmatter.get("triggers").map(|entry| &entry.value) {
-        Some(FmValue::List(values)) => values.iter().filter_map(|v| v.as_scalar().map(str::to_string)).collect(),
-        Some(FmValue::Scalar(text)) => {
-            text.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect()
-        }
+        Some(FmValue::List(values)) => values.iter().filter_map(|v| v.as_scalar().map(redacted)).collect(),
+        Some(FmValue::Scalar(text)) => text.split(',').map(|t| redacted(t.trim())).filter(|t| !t.is_empty()).collect(),
         _ => Vec::new(),
     };
     let strength = scalar("strength").and_then(|s| s.parse::<f32>().ok()).filter(|s| (0.0..=1.0).contains(s));
@@ -129,10 +130,13 @@ pub fn add(
         ));
     }
     std::fs::create_dir_all(&dir).map_err(|err| BrainError::user(format!("cannot create {}: {err}", dir.display())))?;
+    // Every field is redacted: the description and triggers reach every session start.
     let body = brain_core::redact::redact_str(body);
-    let mut text = format!("---\nname: {name}\ndescription: {}\n", yaml_quote(description));
+    let description = brain_core::redact::redact_str(description);
+    let mut text = format!("---\nname: {name}\ndescription: {}\n", yaml_quote(&description));
     if !triggers.is_empty() {
-        let quoted: Vec<String> = triggers.iter().map(|t| yaml_quote(t.trim())).collect();
+        let quoted: Vec<String> =
+            triggers.iter().map(|t| yaml_quote(&brain_core::redact::redact_str(t.trim()))).collect();
         text.push_str(&format!("triggers: [{}]\n", quoted.join(", ")));
     }
     text.push_str("---\n\n");

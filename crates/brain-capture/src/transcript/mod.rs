@@ -218,6 +218,10 @@ pub struct SessionState {
 
 /// Prompt stems remembered per transcript while watching for use.
 pub const MAX_PROMPT_STEMS: usize = 2048;
+
+/// A marker the redactor leaves (`[REDACTED:github-token]`): not words of the prompt.
+static REDACTION_MARKER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[REDACTED[:-][A-Za-z-]*\]").expect("marker pattern is valid"));
 /// Signs of use kept per transcript.
 pub const MAX_USES: usize = 400;
 
@@ -635,15 +639,20 @@ impl Accumulator {
         }
         self.in_compaction = false;
         self.turns += 1;
+        let prompt = cap_raw(trimmed);
         if let Some(watch) = &self.watch {
-            for stem in watch.prompt_stems(trimmed) {
+            // The stems are saved with the session's state (a file of the home): they are
+            // taken from the redacted prompt, its markers left out, so no secret is kept
+            // as a "word".
+            let redacted = redact_str(&prompt);
+            let words = REDACTION_MARKER.replace_all(&redacted, " ");
+            for stem in watch.prompt_stems(&words) {
                 if self.prompt_stems.len() >= MAX_PROMPT_STEMS {
                     break;
                 }
                 self.prompt_stems.insert(stem);
             }
         }
-        let prompt = cap_raw(trimmed);
         if self.early_prompts.len() < PROMPTS_KEPT {
             self.early_prompts.push(prompt);
         } else {

@@ -530,7 +530,8 @@ fn vault_item(spec: ItemSpec, scope: &Scope, source: &str, counter: TokenCounter
 /// The item of an arc (kind `arc`, id from its `cluster_id`): its title and summary.
 pub fn arc_item(relpath: &str, state: &FileState, counter: TokenCounter) -> Option<Result<Item, ValidationError>> {
     let arc = state.arc.as_ref()?;
-    let title: String = one_line(&arc.title).chars().take(MAX_TITLE_CHARS).collect();
+    // Redacted whole, then cut: a secret cut in half no longer looks like one.
+    let title: String = one_line(&crate::redact::redact_str(&arc.title)).chars().take(MAX_TITLE_CHARS).collect();
     let spec = ItemSpec {
         id: crate::vault::arc_id(&arc.cluster_id),
         kind: Kind::Arc,

@@ -438,11 +438,24 @@ fn captured_transcripts_reach_no_file_and_no_output_unredacted() {
     let corpus = corpus(SEED + 6);
     let projects = env.dir.path().join("projects");
     let sessions = transcripts(&corpus, &projects);
+    // The first session was given items by its session-start hook, so its stop hook watches
+    // for their use and keeps the stems of its prompts with the session's state.
+    for title in ["Deploy checklist", "Connection pool settings"] {
+        env.remember(&["--title", title, "--content", &format!("{title}, as the team agreed.")]);
+    }
+    let start = json!({"session_id": "secrets-0", "cwd": env.project_dir, "hook_event_name": "SessionStart"});
+    let given = run_with_stdin(&env, &["hook", "session-start", "--agent", "claude-code"], &start.to_string());
+    assert!(given.contains("Deploy checklist"), "the session was given items: {given}");
     // The stop hook on the first session, then `capture` over all of them.
     let input = json!({"session_id": "secrets-0", "transcript_path": sessions[0], "cwd": "/w/demo"});
     let output = env.brain().args(["hook", "stop"]).write_stdin(input.to_string()).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_clean(&corpus, "hook stop (stdout and stderr)", [output.stdout, output.stderr].concat());
+    let states: String = std::fs::read_dir(env.home.join("capture/sessions"))
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect();
+    assert!(states.contains("\"prompt_stems\":[\""), "the session was watched, its prompts' stems kept: {states}");
     let report = run(&env, &["capture", "--projects-dir", projects.to_str().unwrap(), "--json"]);
     assert_clean(&corpus, "capture --json", &report);
     let extract = run(&env, &["extract", "--json", "--projects-dir", projects.to_str().unwrap()]);
@@ -572,4 +585,40 @@ fn a_sync_push_carries_no_planted_secret() {
     }
     assert!(request.contains("[REDACTED:"), "the redacted text travels");
     assert_clean(&corpus, "the sync push", request.as_bytes());
+}
+
+/// The third hostile round: a skill's description and triggers reach every session start,
+/// and a title taken from the content's first line was cut to 200 characters before it was
+/// redacted (a token cut at the edge no longer looked like one and kept 26 of its 36
+/// characters). All three are redacted now, a hand-written SKILL.md as it is read.
+#[test]
+fn skill_descriptions_triggers_and_titles_cut_from_content_keep_no_secret() {
+    const TOKEN: &str = "ghp_EXAMPLE0example1EXAMPLE0example1EXAM";
+    const KEPT: &str = "EXAMPLE0example1EXAMPLE0";
+    let env = Env::new();
+    let description = format!("Deploy with GITHUB_TOKEN={TOKEN} from the runner");
+    let output = env
+        .brain()
+        .args(["skill", "add", "deploy", "--description", &description, "--triggers", &format!("deploy,{TOKEN}")])
+        .write_stdin("Run the deploy script.\n")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let file = std::fs::read_to_string(env.home.join("skills/deploy/SKILL.md")).unwrap();
+    assert!(!file.contains(KEPT) && file.contains("[REDACTED:github-token]"), "{file}");
+    let by_hand = format!("---\nname: ops\ndescription: \"Ops with {TOKEN}\"\ntriggers: [\"{TOKEN}\"]\n---\n\nbody\n");
+    std::fs::create_dir_all(env.home.join("skills/ops")).unwrap();
+    std::fs::write(env.home.join("skills/ops/SKILL.md"), by_hand).unwrap();
+    let start = run_with_stdin(&env, &["hook", "session-start"], &json!({"cwd": env.project_dir}).to_string());
+    assert!(start.contains("deploy") && start.contains("Ops with"), "the skills are listed: {start}");
+    assert!(!start.contains(KEPT), "a skill's text reached session start unredacted: {start}");
+    let listed = run(&env, &["--json", "skill", "list"]);
+    assert!(!listed.contains(KEPT), "{listed}");
+
+    let content = format!("{}{TOKEN} and the rest of the line", "y ".repeat(85));
+    let id = env.remember(&["--content", &content]);
+    let item: Value = serde_json::from_str(&run(&env, &["--json", "show", &id])).unwrap();
+    let title = item["title"].as_str().unwrap();
+    assert!(!title.contains("EXAMPLE0example1"), "the title kept part of the token: {title}");
+    assert!(title.contains("[REDACTED:"), "{title}");
 }

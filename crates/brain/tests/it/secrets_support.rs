@@ -247,7 +247,9 @@ pub fn survivors(corpus: &Corpus, haystack: &[u8]) -> Vec<String> {
                 owners.push(index);
             }
         }
-        (regex::bytes::RegexSet::new(patterns).expect("needles are literals"), owners)
+        // Case-insensitive: a secret lowercased (a word's stem, a slug) is still the secret.
+        let set = regex::bytes::RegexSetBuilder::new(patterns).case_insensitive(true).build();
+        (set.expect("needles are literals"), owners)
     });
     let mut found: Vec<String> = set
         .matches(haystack)

@@ -54,6 +54,8 @@ fn draft(args: Args) -> BrainResult<ItemDraft> {
                 "brain remember --title \"Use WAL mode\" --content \"…\" (or pipe the content on stdin)",
             ));
         };
+        // Redacted whole, then cut: a secret cut in half no longer looks like one.
+        let first_line = brain_core::redact::redact_str(first_line);
         draft.title = Some(first_line.chars().take(brain_core::item::MAX_TITLE_CHARS).collect());
     }
     if args.pin {
