@@ -30,6 +30,33 @@ pub(super) fn token_with_prefix(caps: &Captures<'_>, kind: &'static str) -> Opti
     Some(Finding { range: token.range(), kind })
 }
 
+/// [`VENDOR_TOKEN`](super::patterns): the kind named by the prefix; a Discord-shaped token
+/// only when its first part mixes upper case, lower case and digits (random, not a word).
+pub(super) fn check_vendor_token(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let token = caps.get(0)?;
+    let text = token.as_str().strip_prefix('_').unwrap_or(token.as_str());
+    let kind = if text.starts_with("hv") && text.as_bytes().get(3) == Some(&b'.') {
+        "vault-token"
+    } else if text.starts_with("ya29.") {
+        "google-oauth-token"
+    } else if text.starts_with("AGE-SECRET-KEY-1") {
+        "age-secret-key"
+    } else if text.starts_with("shp") && text.as_bytes().get(5) == Some(&b'_') {
+        "shopify-token"
+    } else {
+        let first = text.split('.').next().unwrap_or_default();
+        if !has_upper_lower_digit(first) {
+            return None;
+        }
+        "discord-token"
+    };
+    let body = text.split_once(['.', '_']).map_or(text, |(_, body)| body);
+    if is_one_repeated_char(body) {
+        return None;
+    }
+    Some(Finding { range: token.range(), kind })
+}
+
 pub(super) fn check_anthropic_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.get(0)?;
     let body = &key.as_str().trim_start_matches('_')["sk-ant-".len()..];
@@ -179,11 +206,13 @@ pub(super) fn check_authorization_header(_: &str, caps: &Captures<'_>) -> Option
         return None;
     }
     let token_like = value.len() >= 16 && has_letter_and_digit(value);
+    // Schemes besides the registered ones (Discord's `Bot`, Okta's `SSWS`, Elastic's
+    // `ApiKey`) are words too: their credential counts when it looks like a token.
     let kind = match scheme.as_deref() {
         Some("basic") => "basic-auth",
-        Some(_) => "bearer-token",
-        None if token_like => "bearer-token",
-        None => return None,
+        Some(scheme) if is_auth_scheme(scheme) => "bearer-token",
+        Some(_) | None if token_like => "bearer-token",
+        Some(_) | None => return None,
     };
     Some(Finding { range: secret.range(), kind })
 }

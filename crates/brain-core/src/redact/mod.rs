@@ -35,7 +35,12 @@
 //! - `stripe-key` (`sk_live_`, `rk_live_`, `sk_test_`, `rk_test_`, webhook secrets `whsec_`),
 //!   `google-api-key` (`AIza…`), `sendgrid-key` (`SG.<id>.<secret>`), `twilio-key` (`SK` + 32
 //!   hex).
-//! - `basic-auth`, `bearer-token`: the credential of an `Authorization:` header, a
+//! - `vault-token` (HashiCorp Vault `hvs.`, `hvb.`, `hvr.`), `google-oauth-token` (`ya29.`),
+//!   `age-secret-key` (`AGE-SECRET-KEY-1…`, age and SOPS), `shopify-token` (`shpat_`,
+//!   `shpss_`, `shpca_`, `shppa_` + 32 hex), `discord-token` (a bot token's three dotted
+//!   parts, the first mixing upper case, lower case and digits).
+//! - `basic-auth`, `bearer-token`: the credential of an `Authorization:` header (after any
+//!   scheme word: `Bot`, `SSWS`, `ApiKey`… when the credential looks like a token), a
 //!   token-looking word (≥ 16 characters mixing letters and digits) after `Bearer`, and the
 //!   password of `curl -u user:password`.
 //! - `url-password`: the password of `scheme://user:password@host`; scheme, user and host
@@ -87,7 +92,8 @@
 //!   a README from the `changeme` that is the real password of a dev database, and a weak
 //!   real password is still a password.
 //! - **Code, not literals.** An unquoted value that is an expression — a call or index
-//!   (`tokens.next()`), a dotted path (`config.token`), a reference (`&str`), the key's own
+//!   (`tokens.next()`), a dotted path (`config.token`; not one with a segment of random
+//!   material, `hvs.CAES…`), a reference (`&str`), the key's own
 //!   name (`token=token`, argument forwarding) — is not a secret literal; nor, in code-style
 //!   spacing (`key = value`, `key: value`), a value that ends a statement
 //!   (`IFLA_TOKEN = 7,`), is followed by more code (`let token = match kind {`), follows
@@ -171,6 +177,11 @@ pub const KINDS: &[&str] = &[
     "google-api-key",
     "sendgrid-key",
     "twilio-key",
+    "vault-token",
+    "google-oauth-token",
+    "age-secret-key",
+    "shopify-token",
+    "discord-token",
     "basic-auth",
     "bearer-token",
     "url-password",

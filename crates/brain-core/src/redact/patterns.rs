@@ -38,8 +38,13 @@ const TWILIO_KEY: &str = r"(?-u:\b)SK[0-9a-fA-F]{32}(?-u:\b)";
 /// A GitHub token broken over two lines (a wrapped terminal, a quoted string continued on
 /// the next line): the head on one line, the rest of the token starting the next.
 const GITHUB_TOKEN_SPLIT: &str = r#"(?:(?-u:\b)|_)(?:gh[pousr]_(?P<head>[A-Za-z0-9]{1,35})|github_pat_(?P<pat>[A-Za-z0-9_]{1,81}))[ \t"'+\\]*\r?\n[ \t>#*/"'+-]*(?P<tail>[A-Za-z0-9_]{1,82})"#;
+/// Tokens known by their prefix or shape that the kinds above do not cover: HashiCorp Vault
+/// service, batch and recovery tokens (`hvs.`, `hvb.`, `hvr.`), Google OAuth access tokens
+/// (`ya29.`), age and SOPS secret keys, Shopify access tokens and secrets, Discord bot
+/// tokens (a base64 user id starting `M`, `N` or `O`, a timestamp, an HMAC).
+const VENDOR_TOKEN: &str = r"(?:(?-u:\b)|_)(?:hv[sbr]\.[A-Za-z0-9_-]{24,}|ya29\.[A-Za-z0-9_.-]{20,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|shp(?:at|ss|ca|pa)_[0-9a-fA-F]{32}|[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})(?-u:\b)";
 const GOOGLE_API_KEY: &str = r"(?:(?-u:\b)|_)AIza[A-Za-z0-9_-]{35,}";
-const AUTHORIZATION_HEADER: &str = r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>bearer|basic|token|digest|negotiate)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/-]+=*)"#;
+const AUTHORIZATION_HEADER: &str = r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{0,23})[ \t]+)?(?P<secret>[A-Za-z0-9._~+/-]+=*)"#;
 const BEARER_WORD: &str = r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)";
 const URL_PASSWORD: &str = r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#;
 /// `key` `=`/`:`/`:=`/`=>` value, where the value is double-quoted (with escapes),
@@ -102,6 +107,7 @@ pub(super) const DETECTORS: &[Detector] = &[
     Detector { pattern: SLACK_TOKEN, check: check_slack_token },
     Detector { pattern: STRIPE_KEY, check: |_, caps| token_with_prefix(caps, "stripe-key") },
     Detector { pattern: GOOGLE_API_KEY, check: |_, caps| token_with_prefix(caps, "google-api-key") },
+    Detector { pattern: VENDOR_TOKEN, check: check_vendor_token },
     Detector { pattern: SENDGRID_KEY, check: check_sendgrid_key },
     Detector { pattern: TWILIO_KEY, check: check_twilio_key },
     Detector { pattern: AUTHORIZATION_HEADER, check: check_authorization_header },

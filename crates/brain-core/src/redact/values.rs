@@ -135,7 +135,9 @@ pub(super) fn is_literal(value: &str) -> bool {
 
 /// An unquoted value that is an expression: a call, an index, a generic or a block
 /// (`tokens.next()`, `env[…]`, `Option<String>`), or a dotted path (`config.token`,
-/// `self::TOKEN`, `ptr->token`).
+/// `self::TOKEN`, `ptr->token`) — but not one whose segments are key material: many tokens
+/// are dotted (`hvs.CAES…`, `ya29.a0Af…`, a Discord bot token's three parts), and a path's
+/// names are words.
 pub(super) fn looks_like_code(value: &str) -> bool {
     if value.contains(['(', ')', '[', ']', '{', '}', '<', '>']) || value.starts_with(['&', '*', '$', '%']) {
         return true;
@@ -144,7 +146,8 @@ pub(super) fn looks_like_code(value: &str) -> bool {
     let mut segments = path.split('.');
     let first_is_identifier = segments.next().is_some_and(is_identifier);
     let mut rest = segments.peekable();
-    first_is_identifier && rest.peek().is_some() && rest.all(is_identifier)
+    let dotted = first_is_identifier && rest.peek().is_some() && rest.all(is_identifier);
+    dotted && !(path.split('.').any(looks_high_entropy) || looks_high_entropy(&path.replace('.', "")))
 }
 
 pub(super) fn is_identifier(value: &str) -> bool {
