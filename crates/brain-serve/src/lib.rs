@@ -252,9 +252,12 @@ pub fn router(
         }
     }
     let timed = timed.layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout));
-    let mcp = StreamableHttpService::new(move || Ok(mcp.clone()), Arc::new(LocalSessionManager::default()), mcp_config);
+    let manager = Arc::new(LocalSessionManager::default());
+    let sessions = Arc::new(mcp_http::Sessions::new(Arc::clone(&manager), state.config.max_mcp_sessions));
+    let mcp = StreamableHttpService::new(move || Ok(mcp.clone()), manager, mcp_config);
     let mcp = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(sessions, mcp_http::bound_sessions))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), mcp_http::check_body))
         .layer(middleware::from_fn_with_state(Arc::clone(&state), mcp_http::require_grant));
     let routes = timed

@@ -3,15 +3,19 @@
 //! JSON): the token's grants, and a body that is a JSON-RPC message. rmcp answers a body
 //! it cannot parse with 415 and plain text; the MCP spec and the official SDKs answer 400
 //! with a JSON-RPC error without id (-32700 parse error, -32600 invalid request), which is
-//! what clients and the Inspector expect, so bodies are checked here first.
+//! what clients and the Inspector expect, so bodies are checked here first. Sessions are
+//! bounded here too (rmcp keeps any number of them), and each belongs to the caller that
+//! opened it.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
 
 use super::auth::Caller;
@@ -71,4 +75,83 @@ pub async fn check_body(State(state): State<Arc<AppState>>, request: Request, ne
         };
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The header naming an MCP session (rmcp's `HEADER_SESSION_ID`).
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The MCP sessions open over HTTP and who opened each: at most `max` at once, a quarter of
+/// them per caller, and a session answers only the caller that opened it.
+pub struct Sessions {
+    manager: Arc<LocalSessionManager>,
+    /// Session id → the name of the caller that opened it (`anonymous` on an open server).
+    owners: Mutex<HashMap<String, String>>,
+    max: usize,
+    per_caller: usize,
+}
+
+impl Sessions {
+    pub fn new(manager: Arc<LocalSessionManager>, max: usize) -> Sessions {
+        let max = max.max(1);
+        Sessions { manager, owners: Mutex::new(HashMap::new()), max, per_caller: (max / 4).max(1) }
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.owners.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Opening a session (a POST without a session id: `initialize`) is refused with 503 when
+/// the server holds `[serve] max_mcp_sessions`, and 429 when the caller holds a quarter of
+/// them; a request naming a session another caller opened is answered as for an unknown
+/// session (404), so a session id learned elsewhere is worth nothing.
+pub async fn bound_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
+    let caller = request.extensions().get::<Caller>().map_or("anonymous", Caller::name).to_string();
+    if let Some(id) = request.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok()) {
+        let owner = sessions.owners().get(id).cloned();
+        if owner.is_some_and(|owner| owner != caller) {
+            return ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_such_session",
+                "no such MCP session; initialize a new one",
+            )
+            .into_response();
+        }
+        return next.run(request).await;
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    {
+        let live = sessions.manager.sessions.read().await;
+        let mut owners = sessions.owners();
+        owners.retain(|id, _| live.contains_key(id.as_str()));
+        let open = live.len().max(owners.len());
+        let mine = owners.values().filter(|owner| **owner == caller).count();
+        let refused = if open >= sessions.max {
+            Some((
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("the server holds {open} MCP sessions, its bound ([serve] max_mcp_sessions)"),
+            ))
+        } else if mine >= sessions.per_caller {
+            Some((
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("this token holds {mine} MCP sessions, its share (a quarter of [serve] max_mcp_sessions)"),
+            ))
+        } else {
+            None
+        };
+        if let Some((status, message)) = refused {
+            let message =
+                format!("{message}; close one (DELETE /mcp with its Mcp-Session-Id) or let idle ones end (5 minutes)");
+            let mut response = ApiError::new(status, "too_many_sessions", message).into_response();
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(60));
+            return response;
+        }
+    }
+    let response = next.run(request).await;
+    if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok()) {
+        sessions.owners().insert(id.to_string(), caller);
+    }
+    response
 }

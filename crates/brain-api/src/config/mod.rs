@@ -217,6 +217,9 @@ pub struct ServeConfig {
     pub max_streams_per_peer: usize,
     /// A request body must arrive whole within this long of its head, else 408.
     pub body_timeout_secs: u64,
+    /// MCP sessions open at once over HTTP (each holds a worker and its buffers until it is
+    /// closed or idle for five minutes); one token may open at most a quarter of them.
+    pub max_mcp_sessions: usize,
 }
 
 impl Default for ServeConfig {
@@ -244,6 +247,7 @@ impl Default for ServeConfig {
             max_requests_per_peer: 128,
             max_streams_per_peer: 32,
             body_timeout_secs: 15,
+            max_mcp_sessions: 1024,
         }
     }
 }
@@ -878,6 +882,7 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # max_requests_per_peer = 128    # one client address's requests in progress (<= max_connections/2;
 # max_streams_per_peer = 32      #   0 for both behind a proxy: every request comes from its address)
 # body_timeout_secs = 15         # a request body must arrive whole within this long (408)
+# max_mcp_sessions = 1024        # MCP sessions open over HTTP (one token: a quarter of them)
 # [[serve.tokens]]               # one per client; read/write grants by scope
 # name = "ci-agent"
 # token_sha256 = "…"             # sha256 of the secret in hex (or token = "…" in clear)

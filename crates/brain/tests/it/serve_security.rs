@@ -1048,3 +1048,55 @@ fn the_write_policy_is_the_same_for_rest_and_mcp() {
     let created = server.request("POST", "/api/v2/items?project=demo", &headers, Some(&plain));
     assert_eq!((created.status, created.json()["status"].clone()), (201, json!("draft")), "{}", created.text());
 }
+
+/// MCP sessions over HTTP are bounded (each holds a worker until closed or idle for five
+/// minutes; without a bound one token opened thousands and the server grew by gigabytes):
+/// one token opens at most a quarter of `[serve] max_mcp_sessions` (429, a JSON error naming
+/// the setting), another token still opens its own, a closed session makes room again, and a
+/// session answers only the token that opened it — another token naming its id gets 404.
+#[test]
+fn mcp_sessions_are_bounded_per_token_and_belong_to_the_token_that_opened_them() {
+    const ALPHA: &str = "alpha-agent-secret-0123456789";
+    const BETA: &str = "beta-agent-secret-0123456789";
+    let env = Env::new();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[serve]\nmax_mcp_sessions = 8\n\n\
+             [[serve.tokens]]\nname = \"alpha\"\ntoken = \"{ALPHA}\"\nread = [\"project/demo\"]\n\n\
+             [[serve.tokens]]\nname = \"beta\"\ntoken = \"{BETA}\"\nread = [\"project/demo\"]\n"
+        ),
+    )
+    .unwrap();
+    let server = Server::start(&env, &[]);
+    let mut alpha: Vec<McpHttp<'_>> = (0..2).map(|_| McpHttp::connect(&server, ALPHA)).collect();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let alpha_bearer = format!("Bearer {ALPHA}");
+    let refused = server.request("POST", "/mcp", &McpHttp::headers(&alpha_bearer, None), Some(init));
+    assert_eq!(refused.status, 429, "a third session of one token: {}", refused.text());
+    let error: serde_json::Value = serde_json::from_str(&refused.text()).unwrap();
+    assert_eq!(error["error"]["code"], "too_many_sessions", "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("max_mcp_sessions"), "{error}");
+    assert!(refused.header("retry-after").is_some(), "a refusal says when to retry");
+
+    // Another token has its own share, and its tools work.
+    let mut beta = McpHttp::connect(&server, BETA);
+    assert!(beta.tool_names().contains(&"brain_search".to_string()));
+
+    // Beta cannot use or close alpha's session by its id.
+    let stolen = alpha[0].session.clone();
+    let beta_bearer = format!("Bearer {BETA}");
+    let list = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#;
+    let response = server.request("POST", "/mcp", &McpHttp::headers(&beta_bearer, Some(&stolen)), Some(list));
+    assert_eq!(response.status, 404, "another token's session: {}", response.text());
+    let response = server.request("DELETE", "/mcp", &McpHttp::headers(&beta_bearer, Some(&stolen)), None);
+    assert_eq!(response.status, 404, "closing another token's session: {}", response.text());
+    assert!(alpha[0].tool_names().contains(&"brain_search".to_string()), "alpha's session lives on");
+
+    // Alpha closes one of its sessions: it may open another.
+    let closed = alpha.pop().unwrap();
+    let response = server.request("DELETE", "/mcp", &McpHttp::headers(&alpha_bearer, Some(&closed.session)), None);
+    assert!(response.status < 300, "closing its own session: {} {}", response.status, response.text());
+    let mut again = McpHttp::connect(&server, ALPHA);
+    assert!(again.tool_names().contains(&"brain_search".to_string()));
+}
