@@ -469,7 +469,7 @@ fn project_of_cwd(cwd: &str) -> String {
     let path = Path::new(cwd);
     if path.is_dir() {
         let from_file = config::find_upwards(path, config::PROJECT_CONFIG_FILE)
-            .and_then(|file| std::fs::read_to_string(file).ok())
+            .and_then(|file| config::read_config_text(&file).ok())
             .and_then(|text| text.parse::<toml::Table>().ok())
             .and_then(|table| table.get("project").and_then(|v| v.as_str()).map(str::to_string));
         if let Ok(name) = config::resolve_project(None, from_file.as_deref(), path) {

@@ -308,6 +308,28 @@ pub struct HooksConfig {
     pub task_recall: bool,
 }
 
+/// The smallest cap of injected context, in characters (Codex's in its 4-byte tokens: a
+/// quarter): a session start shows its urgent signals first and must have room for them. A
+/// smaller cap (a project's `.brain.toml` could set 0) is read as this one.
+pub const MIN_HOOK_CHARS: usize = 500;
+
+impl HooksConfig {
+    fn keep_room_for_signals(&mut self) {
+        for cap in [
+            &mut self.max_chars,
+            &mut self.gemini_max_chars,
+            &mut self.cursor_max_chars,
+            &mut self.qwen_max_chars,
+            &mut self.copilot_max_chars,
+            &mut self.opencode_max_chars,
+            &mut self.cline_max_chars,
+        ] {
+            *cap = (*cap).max(MIN_HOOK_CHARS);
+        }
+        self.codex_max_tokens = self.codex_max_tokens.max(MIN_HOOK_CHARS / 4);
+    }
+}
+
 impl Default for HooksConfig {
     fn default() -> Self {
         HooksConfig {
@@ -469,10 +491,41 @@ pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
     Ok(Loaded { config, project_from_file })
 }
 
+/// Largest config file read (`config.toml`, `.brain.toml`): a real one is a few hundred bytes.
+pub const MAX_CONFIG_BYTES: u64 = 256 * 1024;
+
+/// A config file's text: a regular file (a link is followed to one) of at most
+/// [`MAX_CONFIG_BYTES`]. A repository can carry `.brain.toml` as a link to `/dev/zero` or
+/// `/dev/stdin`, or a file of gigabytes, and every command and hook reads it.
+pub fn read_config_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let not_a_file = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not a regular file");
+    // Looked at before it is opened: opening a named pipe would wait for a writer.
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_a_file());
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_a_file());
+    }
+    let too_large =
+        || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("larger than {} KiB", MAX_CONFIG_BYTES / 1024));
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    Ok(text)
+}
+
 /// The file parsed twice: into the typed shape (unknown keys are errors) and as a table
 /// (the keys it sets, for the project allow-list).
 fn read_config_file(path: &Path) -> BrainResult<Option<(ConfigFile, toml::Table)>> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_config_text(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => {
@@ -639,6 +692,7 @@ fn apply_file(config: &mut Config, file: ConfigFile, path: &Path) -> BrainResult
     }
     if let Some(table) = file.hooks {
         config.hooks = merged(&config.hooks, table, &origin)?;
+        config.hooks.keep_room_for_signals();
     }
     if let Some(table) = file.search {
         config.search = merged(&config.search, table, &origin)?;
@@ -812,7 +866,7 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 
 # Agent hooks.
 # [hooks]
-# max_chars = 9500         # cap of injected context (Claude Code)
+# max_chars = 9500         # cap of injected context (Claude Code; every cap is at least 500)
 # codex_max_tokens = 2400  # Codex's cap (its tokens are 4 bytes; it spills more than 2,500)
 # gemini_max_chars = 9500  # Gemini CLI's cap
 # cursor_max_chars = 9500  # Cursor's cap (also of .cursor/rules/brain.mdc)

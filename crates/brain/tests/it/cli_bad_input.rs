@@ -205,3 +205,41 @@ fn errors_are_json_with_json() {
     let error: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
     assert_eq!(error["error"]["code"], "not_found");
 }
+
+/// The third hostile round: a repository can carry `.brain.toml` as a link to `/dev/zero`
+/// (every command and hook read it until memory ran out: 4 GB in the CLI, 3 GB in a hook) or
+/// as a file of hundreds of megabytes. A config file must be a regular file of at most
+/// 256 KiB: anything else is a config error naming the file, at once.
+#[cfg(unix)]
+#[test]
+fn a_project_config_that_is_a_device_or_huge_is_refused_at_once() {
+    let env = Env::new();
+    let config = env.project_dir.join(".brain.toml");
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
+    let started = std::time::Instant::now();
+    // Under a 2 GiB address-space limit: without the bound the read fails there instead of
+    // taking the machine's memory.
+    let output = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 2097152 && exec \"$0\" \"$@\""])
+        .arg(assert_cmd::cargo::cargo_bin("brain"))
+        .args(["--now", crate::NOW, "list"])
+        .env_clear()
+        .env("HOME", env.dir.path())
+        .env("BRAIN_HOME", &env.home)
+        .current_dir(&env.project_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "a device read as config: {stderr}");
+    assert!(stderr.contains(".brain.toml") && stderr.contains("not a regular file"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "not refused at once: {:?}", started.elapsed());
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, format!("project = \"demo\"\n# {}\n", "x".repeat(300 * 1024))).unwrap();
+    let output = env.brain().args(["list"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(stderr.contains("larger than 256 KiB"), "{stderr}");
+    std::fs::write(&config, "project = \"demo\"\n").unwrap();
+    env.brain().args(["list"]).assert().success();
+}

@@ -267,3 +267,22 @@ fn many_signals_stay_within_the_budget_and_the_caps_and_say_how_many_were_left_o
         assert!(text.find("**[NUCLEAR]**").unwrap() < text.find("## Pinned").unwrap_or(usize::MAX), "{reader}");
     }
 }
+
+/// The third hostile round: a cloned repository's `.brain.toml` could set `[hooks]
+/// max_chars` to 0 or 20 and silence the user's nuclear signal at every session start. A cap
+/// below 500 characters is read as 500, room for the urgent signals, which come first.
+#[test]
+fn a_projects_tiny_hook_cap_cannot_silence_a_nuclear_signal() {
+    let env = demo_env();
+    env.remember(&["--kind", "signal", "--severity", "nuclear", "--title", NUCLEAR_TITLE, "--content", NUCLEAR_TEXT]);
+    for cap in [0, 1, 20] {
+        std::fs::write(
+            env.project_dir.join(".brain.toml"),
+            format!("project = \"acme-api\"\n[hooks]\nmax_chars = {cap}\n"),
+        )
+        .unwrap();
+        let text = hook_context(&env);
+        assert!(text.contains(NUCLEAR_TITLE), "max_chars = {cap}: no nuclear signal in\n{text}");
+        assert!(text.chars().count() <= 500, "max_chars = {cap}: over the floor: {}", text.chars().count());
+    }
+}
