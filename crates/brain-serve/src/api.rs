@@ -48,13 +48,22 @@ fn status_filter(status: Option<&str>) -> Result<Vec<Status>, ApiError> {
     status.map(|text| text.parse::<Status>().map_err(ApiError::bad_request)).into_iter().collect()
 }
 
-/// A page cursor: the decimal offset of the next page.
-fn parse_cursor(cursor: Option<&str>) -> Result<usize, ApiError> {
+/// A page cursor: the decimal offset of the next page, at most `max` (a search ranks
+/// offset + limit candidates, so a cursor of 2^64 − 1 made one search cost a second and a
+/// few of them stalled the pool; a list's next cursor wrapped to 0 beyond 2^63).
+fn parse_cursor(cursor: Option<&str>, max: usize) -> Result<usize, ApiError> {
     match cursor {
         None | Some("") => Ok(0),
-        Some(text) => text.parse().map_err(|_| ApiError::bad_request(format!("invalid cursor {text:?}"))),
+        Some(text) => match text.parse::<usize>() {
+            Ok(offset) if offset <= max => Ok(offset),
+            Ok(_) => Err(ApiError::bad_request(format!("invalid cursor {text:?}: at most {max}"))),
+            Err(_) => Err(ApiError::bad_request(format!("invalid cursor {text:?}"))),
+        },
     }
 }
+
+/// Furthest a list page may start (items and arcs; a store holds far fewer).
+const MAX_LIST_OFFSET: usize = 100_000_000;
 
 fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
     let mut response = (status, body).into_response();
@@ -270,7 +279,7 @@ pub async fn search(
     let now = state.clock(params.now.as_deref())?;
     let query = params.q.filter(|q| !q.trim().is_empty()).ok_or_else(|| ApiError::bad_request("q is required"))?;
     let limit = check_range("limit", params.limit.unwrap_or(10), 1, MAX_PAGE)?;
-    let offset = parse_cursor(params.cursor.as_deref())?;
+    let offset = parse_cursor(params.cursor.as_deref(), crate::mcp::MAX_SEARCH_OFFSET)?;
     let kinds = kind_filter(params.kind.as_deref())?;
     let statuses = status_filter(params.status.as_deref())?;
     let page = state
@@ -338,7 +347,7 @@ pub async fn list_items(
             .map_err(|err| ApiError::bad_request(format!("invalid schemaKey: {}", err.message)))?;
     }
     let limit = check_range("limit", params.limit.unwrap_or(20), 1, MAX_PAGE)?;
-    let offset = parse_cursor(params.cursor.as_deref())?;
+    let offset = parse_cursor(params.cursor.as_deref(), MAX_LIST_OFFSET)?;
     let filter = ItemFilter {
         scopes: Some(scopes),
         kinds,
@@ -512,7 +521,7 @@ pub async fn arcs(
     caller.require_read(&Scope::Project(project.clone()))?;
     let now = state.clock(params.now.as_deref())?;
     let limit = check_range("limit", params.limit.unwrap_or(20), 1, MAX_PAGE)?;
-    let offset = parse_cursor(params.cursor.as_deref())?;
+    let offset = parse_cursor(params.cursor.as_deref(), MAX_LIST_OFFSET)?;
     let (arcs, total, in_other_projects) = state
         .pool
         .run(project, now, move |brain| {

@@ -35,8 +35,9 @@ pub const MAX_TOP: usize = 50;
 pub const SESSION_MAX_CHARS: usize = 9500;
 /// Largest token budget a caller may ask for.
 pub const MAX_TOKEN_BUDGET: usize = 100_000;
-/// Furthest a search page may start.
-pub const MAX_SEARCH_OFFSET: usize = 1_000_000;
+/// Furthest a search page may start (REST's cursor and MCP's offset): a search ranks
+/// offset + limit candidates, and nobody reads past the ten-thousandth match.
+pub const MAX_SEARCH_OFFSET: usize = 10_000;
 /// Longest free-text argument (a query, topics, a task), in characters.
 pub const MAX_QUERY_CHARS: usize = 2000;
 /// Longest id or scope argument, in characters.
@@ -129,7 +130,7 @@ pub struct SearchParams {
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<usize>,
     /// Skip this many results: the `next_offset` of the previous page (default 0)
-    #[schemars(range(min = 0, max = 1_000_000))]
+    #[schemars(range(min = 0, max = 10_000))]
     pub offset: Option<usize>,
 }
 

@@ -437,6 +437,10 @@ fn bad_requests_get_json_errors_and_change_nothing() {
         (server.get("/api/v2/search?project=demo"), 400, "invalid_input"),
         (server.get("/api/v2/search?project=demo&q=x&limit=101"), 400, "invalid_input"),
         (server.get("/api/v2/search?project=demo&q=x&cursor=abc"), 400, "invalid_input"),
+        // A search ranks offset + limit candidates: a cursor past 10,000 is refused, not run.
+        (server.get("/api/v2/search?project=demo&q=x&cursor=18446744073709551615"), 400, "invalid_input"),
+        (server.get("/api/v2/search?project=demo&q=x&cursor=10001"), 400, "invalid_input"),
+        (server.get("/api/v2/items?project=demo&cursor=9223372036854775808"), 400, "invalid_input"),
         (server.get("/api/v2/items?project=demo&kind=novel"), 400, "invalid_input"),
         (server.get("/api/v2/nothing-here"), 404, "not_found"),
         (server.request("PUT", "/api/v2/brain", &[], None), 405, "method_not_allowed"),
