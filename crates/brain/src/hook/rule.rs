@@ -10,10 +10,13 @@
 //! of every task. `brain hook install --agent cursor|cline` writes the rule for the project;
 //! the hosts' hooks rewrite it when what it holds changed (Cline's also create it in a
 //! project that has none, for its next task). Only a rule brain wrote (it carries [`MARKER`])
-//! is ever rewritten or removed, and the rule is added to `.git/info/exclude`: it holds
-//! personal memory, not project files. Neither is ever written or removed through a symbolic
-//! link in the repository ([`super::repo_files`]): a linked rules folder would send the memory
-//! wherever it leads.
+//! is ever rewritten or removed, and the rule is added to the repository's `info/exclude` (a
+//! worktree's or submodule's too): it holds personal memory, not project files. Since a
+//! repository can carry a file with the marker, the marker is not enough: the rule is never
+//! written where git would share it — a path git tracks (its index names it), or one a
+//! `.gitignore` negation (`!…`) could take back from the exclude list. Neither is ever written
+//! or removed through a symbolic link in the repository ([`super::repo_files`]): a linked
+//! rules folder would send the memory wherever it leads.
 //!
 //! Cline names a rule by its file's stem and keeps one rule of a name (a user's
 //! `~/.cline/rules/<name>.md` hides a project's of the same name), hence the long name.
@@ -49,16 +52,95 @@ pub fn rule_path(host: Host, project_root: &Path) -> PathBuf {
     project_root.join(relative_path(host).unwrap_or(".cursor/rules/brain.mdc"))
 }
 
+/// A repository's git folders: its own (the index) and the common one (`info/exclude`).
+/// `.git` is a folder, or in a worktree or submodule a file `gitdir: PATH` (a worktree's
+/// folder names the common one in `commondir`).
+struct GitDirs {
+    own: PathBuf,
+    common: PathBuf,
+}
+
+fn git_dirs(project_root: &Path) -> Option<GitDirs> {
+    let dot = project_root.join(".git");
+    let metadata = std::fs::symlink_metadata(&dot).ok()?;
+    if metadata.is_dir() {
+        return Some(GitDirs { own: dot.clone(), common: dot });
+    }
+    if !metadata.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(&dot).ok()?.take(4096).read_to_string(&mut text).ok()?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let own = project_root.join(target);
+    let common = match std::fs::read_to_string(own.join("commondir")) {
+        Ok(common) => own.join(common.trim()),
+        Err(_) => own.clone(),
+    };
+    // Only a folder that is a repository's gets an exclude line.
+    common.join("HEAD").is_file().then_some(GitDirs { own, common })
+}
+
 /// The local ignore list the rule is added to.
-fn exclude_path(project_root: &Path) -> PathBuf {
-    project_root.join(".git").join("info").join("exclude")
+fn exclude_path(project_root: &Path) -> Option<PathBuf> {
+    git_dirs(project_root).map(|dirs| dirs.common.join("info").join("exclude"))
 }
 
 /// Refuses when the rule or the exclude list would be written through a link in the
 /// repository (checked before anything is written, so nothing is half done).
 pub fn refuse_links(host: Host, project_root: &Path) -> BrainResult<()> {
     repo_files::refuse_links(project_root, &rule_path(host, project_root))?;
-    repo_files::refuse_links(project_root, &exclude_path(project_root))
+    match exclude_path(project_root) {
+        Some(exclude) if exclude.starts_with(project_root) => repo_files::refuse_links(project_root, &exclude),
+        _ => Ok(()),
+    }
+}
+
+/// Why git could share the rule of `host`, if it could: the index tracks a file of its
+/// name (looked for in the index's bytes, without running git: a repository's config can
+/// make git run commands), or a `.gitignore` on its way holds a negation that may name it.
+/// Both answers err on the side of not writing.
+fn shared_by_git(host: Host, project_root: &Path) -> Option<String> {
+    let relative = relative_path(host)?;
+    let name = Path::new(relative).file_name()?.to_string_lossy().into_owned();
+    if let Some(dirs) = git_dirs(project_root) {
+        let mut index = Vec::new();
+        let read =
+            std::fs::File::open(dirs.own.join("index")).and_then(|file| file.take(64 << 20).read_to_end(&mut index));
+        let needle = format!("{name}\0");
+        if read.is_ok() && index.windows(needle.len()).any(|window| window == needle.as_bytes()) {
+            return Some(format!("git tracks a file named {name} (it is in the index)"));
+        }
+    }
+    let mut folder = PathBuf::new();
+    let mut folders = vec![PathBuf::new()];
+    for part in Path::new(relative).parent()?.components() {
+        folder.push(part);
+        folders.push(folder.clone());
+    }
+    for folder in folders {
+        let path = project_root.join(&folder).join(".gitignore");
+        let mut text = String::new();
+        let Ok(file) = std::fs::File::open(&path) else { continue };
+        if file.take(1 << 20).read_to_string(&mut text).is_err() {
+            continue;
+        }
+        for line in text.lines().map(str::trim) {
+            let Some(pattern) = line.strip_prefix('!') else { continue };
+            let pattern = pattern.trim_start_matches('/');
+            let wild = pattern.contains(['*', '?', '[']);
+            let names_it = relative.ends_with(pattern.trim_end_matches('/'))
+                || relative.starts_with(pattern.trim_end_matches('/'))
+                || pattern.contains(&name);
+            if wild || names_it {
+                return Some(format!(
+                    "{} un-ignores {pattern:?}, which may take it back from the exclude list",
+                    path.display()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The rule's text for the working memory `text` (Cursor's with its front matter; Cline
@@ -118,6 +200,12 @@ pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> Brain
         None => {}
     }
     refuse_links(host, project_root)?;
+    if let Some(reason) = shared_by_git(host, project_root) {
+        return Err(BrainError::user_with_hint(
+            format!("{} was not written: {reason}", path.display()),
+            "the rule holds personal memory and never goes where git shares it; the hooks and MCP still give it",
+        ));
+    }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
@@ -150,11 +238,7 @@ pub fn remove(host: Host, project_root: &Path) -> BrainResult<bool> {
 
 /// Adds the rule to `.git/info/exclude` (a local ignore list git never shares), once.
 fn exclude_from_git(host: Host, project_root: &Path) {
-    let git = project_root.join(".git");
-    if !git.is_dir() {
-        return;
-    }
-    let exclude = exclude_path(project_root);
+    let Some(exclude) = exclude_path(project_root) else { return };
     let current = std::fs::read_to_string(&exclude).unwrap_or_default();
     let Some(relative) = relative_path(host) else { return };
     let line = format!("/{relative}");
@@ -167,7 +251,9 @@ fn exclude_from_git(host: Host, project_root: &Path) {
     }
     updated.push_str(&line);
     updated.push('\n');
-    let _ = std::fs::create_dir_all(git.join("info"));
+    if let Some(info) = exclude.parent() {
+        let _ = std::fs::create_dir_all(info);
+    }
     let _ = write_atomically(&exclude, updated.as_bytes());
 }
 
@@ -221,5 +307,44 @@ mod tests {
         let err = write(Host::Cline, dir.path(), "memory two", true).unwrap_err().to_string();
         assert!(err.contains("is a symbolic link"), "{err}");
         assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    }
+
+    /// The third hostile round: a repository can commit a rule carrying brain's marker, and a
+    /// `.gitignore` negation can take the rule back from the exclude list; either way the
+    /// working memory (pins of global and of the project) went into a file `git commit -a`
+    /// shares. Worktrees and submodules (`.git` is a file) got no exclude line at all.
+    #[test]
+    fn the_rule_never_goes_where_git_shares_it_and_a_worktree_excludes_it_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let tracked = dir.path().join("tracked");
+        std::fs::create_dir_all(tracked.join(".git")).unwrap();
+        std::fs::create_dir_all(tracked.join(".cursor/rules")).unwrap();
+        let planted = format!("---\nalwaysApply: true\n---\n{MARKER} -->\nplaceholder\n");
+        std::fs::write(rule_path(Host::Cursor, &tracked), &planted).unwrap();
+        std::fs::write(tracked.join(".git/index"), b"DIRC\0\0\0\x02\0\0\0\x01....cursor/rules/brain.mdc\0\0").unwrap();
+        let err = write(Host::Cursor, &tracked, "private memory", true).unwrap_err().to_string();
+        assert!(err.contains("git tracks"), "{err}");
+        assert_eq!(std::fs::read_to_string(rule_path(Host::Cursor, &tracked)).unwrap(), planted, "left as it was");
+
+        let negated = dir.path().join("negated");
+        std::fs::create_dir_all(negated.join(".git")).unwrap();
+        std::fs::write(negated.join(".gitignore"), "target/\n!/.cline/rules/brain-working-memory.md\n").unwrap();
+        let err = write(Host::Cline, &negated, "private memory", true).unwrap_err().to_string();
+        assert!(err.contains("un-ignores"), "{err}");
+        assert!(!rule_path(Host::Cline, &negated).exists());
+        std::fs::write(negated.join(".gitignore"), "target/\n").unwrap();
+        assert_eq!(write(Host::Cline, &negated, "private memory", true).unwrap(), RuleOutcome::Written);
+
+        let main = dir.path().join("main");
+        std::fs::create_dir_all(main.join(".git/worktrees/feature")).unwrap();
+        std::fs::write(main.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(main.join(".git/worktrees/feature/commondir"), "../..\n").unwrap();
+        let feature = dir.path().join("feature");
+        std::fs::create_dir_all(&feature).unwrap();
+        std::fs::write(feature.join(".git"), format!("gitdir: {}\n", main.join(".git/worktrees/feature").display()))
+            .unwrap();
+        assert_eq!(write(Host::Cline, &feature, "private memory", true).unwrap(), RuleOutcome::Written);
+        let exclude = std::fs::read_to_string(main.join(".git/info/exclude")).unwrap();
+        assert!(exclude.contains("/.cline/rules/brain-working-memory.md"), "{exclude}");
     }
 }
