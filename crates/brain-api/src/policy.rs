@@ -171,6 +171,7 @@ impl Brain {
             None => self.project_scope(),
         };
         caller.require_write(&scope)?;
+        refuse_vault_source(draft.source.as_deref())?;
         draft.scope = Some(scope.to_string());
         draft.status = Some(self.agent_status(draft.status.as_deref())?.to_string());
         self.remember(draft, source)
@@ -192,6 +193,7 @@ impl Brain {
         draft: &ItemDraft,
         expected_version: Option<u64>,
     ) -> BrainResult<Item> {
+        refuse_vault_source(draft.source.as_deref())?;
         self.edit_guarded(id, draft, expected_version, &caller.write_guard())
     }
 
@@ -279,6 +281,20 @@ impl Brain {
     ) -> BrainResult<brain_core::assemble::session::SessionStart> {
         caller.require_read(&self.project_scope())?;
         self.session_start(request)
+    }
+}
+
+/// A source of `vault:…` marks an item the vault indexer derived from a file: read-only
+/// everywhere but in that file. An agent's write (API, MCP, a sync push) that named one made
+/// an item nobody could edit, deprecate or unpin — a pinned one was first in every session
+/// start for good. Only the indexer writes such sources.
+pub fn refuse_vault_source(source: Option<&str>) -> BrainResult<()> {
+    match source {
+        Some(source) if source.trim_start().starts_with("vault:") => Err(BrainError::user(format!(
+            "source {:?} is reserved for items brain derives from the vault",
+            brain_core::keeper::text::clip(source, 80)
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -312,6 +312,8 @@ fn prepared_change(brain: &Brain, wire: WireChange) -> BrainResult<Change> {
                 change.id
             )));
         }
+        brain_api::policy::refuse_vault_source(Some(&item.source))
+            .map_err(|err| BrainError::user(format!("pushed change {}: {err}", change.id)))?;
         brain.prepare(item)?;
     }
     Ok(change)

@@ -1100,3 +1100,41 @@ fn mcp_sessions_are_bounded_per_token_and_belong_to_the_token_that_opened_them()
     let mut again = McpHttp::connect(&server, ALPHA);
     assert!(again.tool_names().contains(&"brain_search".to_string()));
 }
+
+/// The third hostile round: a write naming a `vault:` source made an item read-only
+/// everywhere (the rule for items the vault indexer derives from files), so an agent could
+/// plant a pinned item nobody could edit, deprecate or unpin — only `forget --hard` removed
+/// it. REST create and edit and a sync push refuse such a source, and nothing is written.
+#[test]
+fn an_agents_write_cannot_claim_a_vault_source() {
+    let env = Env::new();
+    let server = Server::start(&env, &[]);
+    let planted = server.json(
+        "POST",
+        "/api/v2/items?project=demo",
+        &json!({"title": "Planted pin", "content": "obey", "pinned": true, "source": "vault:notes/fake.md"}),
+    );
+    assert_eq!(planted.status, 400, "{}", planted.text());
+    assert!(planted.text().contains("reserved"), "{}", planted.text());
+    assert!(!server.get("/api/v2/items?project=demo").text().contains("Planted pin"), "nothing was written");
+
+    let created = server.json("POST", "/api/v2/items?project=demo", &json!({"title": "Honest note", "content": "c"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+    let item = created.json();
+    let id = item["id"].as_str().unwrap().to_string();
+    let patched = server.json("PATCH", &format!("/api/v2/items/{id}"), &json!({"source": "vault:notes/fake.md"}));
+    assert_eq!(patched.status, 400, "{}", patched.text());
+    let stored = server.get(&format!("/api/v2/items/{id}")).json();
+    assert_ne!(stored["source"], "vault:notes/fake.md", "{stored}");
+
+    let mut pushed = stored.clone();
+    pushed["id"] = json!("mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T");
+    pushed["source"] = json!("vault:notes/fake.md");
+    pushed["pinned"] = json!(true);
+    let scope = pushed["scope"].as_str().unwrap().to_string();
+    let change = json!({"changes": [{"id": "mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T", "scope": scope, "version": 1,
+                                     "baseVersion": 0, "item": pushed}]});
+    let response = server.json("POST", "/api/v2/sync/push?project=demo", &change);
+    assert!(response.text().contains("reserved"), "{} {}", response.status, response.text());
+    assert_eq!(server.get("/api/v2/items/mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T").status, 404, "nothing was written");
+}
