@@ -667,14 +667,16 @@ impl Brain {
         let mut outcome: BrainResult<()> = Ok(());
         self.store.write(|tx| {
             let item = tx.require(id)?;
+            // The guard first: a version conflict would tell a caller that may not read the
+            // item its version.
+            if let Err(err) = guard(&item) {
+                outcome = Err(err);
+                return Ok(false);
+            }
             if let Some(expected) = expected_version
                 && expected != item.version
             {
                 return Err(brain_store::StoreError::Conflict { id: id.to_string(), expected, actual: item.version });
-            }
-            if let Err(err) = guard(&item) {
-                outcome = Err(err);
-                return Ok(false);
             }
             tx.delete(id)
         })?;

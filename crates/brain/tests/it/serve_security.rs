@@ -1138,3 +1138,31 @@ fn an_agents_write_cannot_claim_a_vault_source() {
     assert!(response.text().contains("reserved"), "{} {}", response.status, response.text());
     assert_eq!(server.get("/api/v2/items/mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T").status, 404, "nothing was written");
 }
+
+/// The third hostile round: a hard DELETE with a wrong `If-Match` answered 412 with the
+/// stored version before it checked the caller's grant, so a token that may not read an item
+/// learned its version. The grant is checked first: 403, and no version.
+#[test]
+fn a_hard_delete_of_an_item_the_caller_may_not_touch_tells_it_nothing_of_the_version() {
+    const READER: &str = "demo-reader-secret-0123456789";
+    let env = Env::new();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!("[[serve.tokens]]\nname = \"demo-reader\"\ntoken = \"{READER}\"\nread = [\"project/demo\"]\n"),
+    )
+    .unwrap();
+    let beta = env.remember(&["--title", "Beta secret plan", "--content", "c", "--scope", "project/beta"]);
+    let server = Server::start(&env, &[]);
+    let bearer = format!("Bearer {READER}");
+    for version in ["\"1\"", "\"7\""] {
+        let response = server.request(
+            "DELETE",
+            &format!("/api/v2/items/{beta}?hard=true"),
+            &[("Authorization", &bearer), ("If-Match", version)],
+            None,
+        );
+        assert_eq!(response.status, 403, "If-Match {version}: {}", response.text());
+        assert!(!response.text().contains("version"), "{}", response.text());
+    }
+    assert!(env.json(&["show", &beta])["title"] == "Beta secret plan", "the item is still there");
+}
