@@ -98,6 +98,16 @@ impl IntoResponse for ApiError {
 /// rejections, rmcp's plain-text answers on `/mcp`) into the `{"error": …}` shape, keeping
 /// their text as the message when they have one; JSON and successful responses pass
 /// unchanged, and so do headers like `Allow` that tell the client what would work.
+/// `X-Content-Type-Options: nosniff` on every answer (the dashboard's assets set more): a
+/// browser never reads an item's text in a JSON or feed answer as HTML or script.
+pub async fn no_sniffing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(axum::http::HeaderValue::from_static("nosniff"));
+    response
+}
+
 pub async fn json_errors(response: Response) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {

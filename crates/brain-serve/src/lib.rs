@@ -275,6 +275,7 @@ pub fn router(
         .layer(middleware::from_fn_with_state(guard, guard::check))
         .layer(middleware::map_response(error::json_errors))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(middleware::map_response(error::no_sniffing))
         .layer(middleware::from_fn_with_state(Arc::clone(&state.metrics), metrics::track))
         .with_state(state)
 }

@@ -774,6 +774,8 @@ fn metrics_openapi_and_every_documented_route_answer() {
                 server.request(&method.to_uppercase(), &format!("{concrete}{query}"), headers, body.as_deref());
             let routed = !(response.status == 405 || response.text().contains("no such route"));
             assert!(routed, "{method} {path} is documented but not routed: {} {}", response.status, response.text());
+            // No answer is read by a browser as anything but its content type.
+            assert_eq!(response.header("x-content-type-options"), Some("nosniff"), "{method} {path}");
         }
     }
     let metrics = server.get("/metrics");
