@@ -264,6 +264,7 @@ pub fn router(
         .merge(streaming)
         .merge(mcp)
         .fallback(|| async { error::ApiError::not_found("no such route; see /openapi.json") })
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), refuse_clock_on_writes))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(Extension(shutdown))
         .layer(middleware::from_fn_with_state(shares, holds::hold))
@@ -278,6 +279,25 @@ pub fn router(
         .layer(middleware::map_response(error::no_sniffing))
         .layer(middleware::from_fn_with_state(Arc::clone(&state.metrics), metrics::track))
         .with_state(state)
+}
+
+/// A write naming its clock (`?now=`) is refused unless the server runs on a fixed clock
+/// (`serve --now`): see [`AppState::may_set_clock`]. One check for every route.
+async fn refuse_clock_on_writes(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let names_clock =
+        request.uri().query().is_some_and(|query| query.split('&').any(|pair| pair.split('=').next() == Some("now")));
+    if names_clock && !state.may_set_clock(request.method()) {
+        return error::ApiError::bad_request(
+            "now is honoured on reads only (a write is dated by the server's clock; `serve --now` fixes it for tests)",
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 /// CORS answers for `[serve] allowed_origins`: a browser app there (the MCP Inspector, a team

@@ -171,6 +171,13 @@ impl AppState {
         })
     }
 
+    /// Whether a request may set its clock (`now`): on a server started with `--now` (tests,
+    /// demos), always; otherwise only a read (GET, HEAD). A write at a chosen time dated
+    /// items 9999 (first in every newest-first list, "recent" forever, a signal never stale).
+    pub fn may_set_clock(&self, method: &axum::http::Method) -> bool {
+        self.fixed_now.is_some() || matches!(*method, axum::http::Method::GET | axum::http::Method::HEAD)
+    }
+
     /// The clock of a request: its `now` parameter, else `serve --now`, else the wall clock
     /// rounded down to the minute.
     pub fn clock(&self, requested: Option<&str>) -> Result<Timestamp, ApiError> {

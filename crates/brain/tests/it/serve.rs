@@ -37,13 +37,25 @@ impl Server {
         Server::spawn(env, shell, extra)
     }
 
-    fn spawn(env: &Env, mut command: Command, extra: &[&str]) -> Server {
+    /// The server on the wall clock (no `--now`), as users run it.
+    pub fn start_on_wall_clock(env: &Env) -> Server {
+        Server::spawn_clocked(env, Command::new(assert_cmd::cargo::cargo_bin("brain")), &[], None)
+    }
+
+    fn spawn(env: &Env, command: Command, extra: &[&str]) -> Server {
+        Server::spawn_clocked(env, command, extra, Some(NOW))
+    }
+
+    fn spawn_clocked(env: &Env, mut command: Command, extra: &[&str], now: Option<&str>) -> Server {
+        if let Some(now) = now {
+            command.args(["--now", now]);
+        }
         let mut child = command
             .env_clear()
             .env("HOME", env.dir.path())
             .env("BRAIN_HOME", &env.home)
             .current_dir(&env.project_dir)
-            .args(["--now", NOW, "serve", "--listen", "127.0.0.1:0"])
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -1166,3 +1166,24 @@ fn a_hard_delete_of_an_item_the_caller_may_not_touch_tells_it_nothing_of_the_ver
     }
     assert!(env.json(&["show", &beta])["title"] == "Beta secret plan", "the item is still there");
 }
+
+/// The third hostile round: any caller could date its writes (`POST …?now=9999-12-30…`),
+/// making an item first in every newest-first list and "recent" forever, and a signal never
+/// stale. On a server on the wall clock a write naming `now` is refused (400, nothing
+/// written); a read may still set it, for an output assembled at a chosen time.
+#[test]
+fn a_write_cannot_choose_its_date_on_a_server_on_the_wall_clock() {
+    let env = Env::new();
+    let server = Server::start_on_wall_clock(&env);
+    let future = "9999-12-30T00:00:00Z";
+    let dated =
+        server.json("POST", &format!("/api/v2/items?project=demo&now={future}"), &json!({"title": "From the future"}));
+    assert_eq!(dated.status, 400, "{}", dated.text());
+    assert!(dated.text().contains("now is honoured on reads only"), "{}", dated.text());
+    assert!(!server.get("/api/v2/items?project=demo").text().contains("From the future"), "nothing was written");
+    let created = server.json("POST", "/api/v2/items?project=demo", &json!({"title": "From today"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert!(!created.json()["created_at"].as_str().unwrap().starts_with("9999"));
+    let read = server.get(&format!("/api/v2/session-start?project=demo&now={future}"));
+    assert_eq!(read.status, 200, "a read may set its clock: {}", read.text());
+}
