@@ -234,6 +234,26 @@ pub(super) fn check_url_password(_: &str, caps: &Captures<'_>) -> Option<Finding
     Some(Finding { range: secret.range(), kind: "url-password" })
 }
 
+/// [`URL_PASSWORD_WIDE`](super::patterns): not when what comes before the first `/`, `?`
+/// or `#` is a port (digits) — that is a host's port and a path.
+pub(super) fn check_url_password_wide(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?.as_str();
+    let head = secret.split(['/', '?', '#']).next().unwrap_or_default();
+    if (head.is_empty() && secret.starts_with('/')) || (!head.is_empty() && head.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    check_url_password(text, caps)
+}
+
+/// `PWD={…}`: the braces' content, unless a placeholder.
+pub(super) fn check_braced_password(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    if is_placeholder(secret.as_str()) || secret.as_str().trim().is_empty() {
+        return None;
+    }
+    Some(Finding { range: secret.range(), kind: "secret-assignment" })
+}
+
 pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.name("key")?;
     let quoted = caps.name("dq").or_else(|| caps.name("sq"));
@@ -254,7 +274,7 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
         && (!reads_as_config_line(text, key.start(), value.end()) || is_prose_label(key.as_str(), value_text));
     let kind = if is_secret_key(&words, value_text) && !colon_prose {
         if is_aws_secret(&words, value_text) { "aws-secret-key" } else { "secret-assignment" }
-    } else if looks_high_entropy(value_text) {
+    } else if looks_high_entropy(value_text) && !is_dirhash(key.as_str(), value_text) {
         "high-entropy"
     } else {
         return None;
@@ -263,6 +283,12 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     // make a long run of candidates quadratic.
     let range = if quoted.is_some() { value.range() } else { value.start()..bare_run_end(text, value.end()) };
     Some(Finding { range, kind })
+}
+
+/// A Go module hash (`go.sum`, Terraform's `.terraform.lock.hcl`): `h1:` and the base64 of a
+/// SHA-256, 44 characters ending in `=`. Identifies a package, like the SRI hashes above.
+fn is_dirhash(key: &str, value: &str) -> bool {
+    key == "h1" && value.len() == 44 && value.ends_with('=')
 }
 
 /// `print("password:", pw, "user:", name)`: the key is inside a string (an odd number of

@@ -47,6 +47,13 @@ const GOOGLE_API_KEY: &str = r"(?:(?-u:\b)|_)AIza[A-Za-z0-9_-]{35,}";
 const AUTHORIZATION_HEADER: &str = r#"(?i)(?-u:\b)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?(?:(?P<scheme>[A-Za-z][A-Za-z0-9_-]{0,23})[ \t]+)?(?P<secret>[A-Za-z0-9._~+/-]+=*)"#;
 const BEARER_WORD: &str = r"(?i)(?-u:\b)bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)";
 const URL_PASSWORD: &str = r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>]+)@"#;
+/// A URL password holding `/`, `?` or `#` (`redis://:Tr0ub/4dor9x@cache`), which
+/// [`URL_PASSWORD`] stops at: up to the `@` before a host. A port and path before an `@`
+/// (`http://host:8080/users/@alice`) is rejected by its check.
+const URL_PASSWORD_WIDE: &str =
+    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>\[\]]*:(?P<secret>[^\s/?#"'<>@]*[/?#][^\s"'<>@]*)@[A-Za-z0-9\[]"#;
+/// An ODBC or ADO.NET password in braces (`PWD={Tr0ub4dor&3x!};`), which may hold `;` and `&`.
+const BRACED_PASSWORD: &str = r"(?i)(?-u:\b)(?:pwd|password)[ \t]*=[ \t]*\{(?P<secret>[^}\n]{1,200})\}";
 /// `key` `=`/`:`/`:=`/`=>` value, where the value is double-quoted (with escapes),
 /// single-quoted, or a bare word; markdown bold around the key is allowed
 /// (`**Password:** hunter2`). A bare word cannot start with a character that makes it
@@ -113,6 +120,8 @@ pub(super) const DETECTORS: &[Detector] = &[
     Detector { pattern: AUTHORIZATION_HEADER, check: check_authorization_header },
     Detector { pattern: BEARER_WORD, check: check_bearer_word },
     Detector { pattern: URL_PASSWORD, check: check_url_password },
+    Detector { pattern: URL_PASSWORD_WIDE, check: check_url_password_wide },
+    Detector { pattern: BRACED_PASSWORD, check: check_braced_password },
     Detector { pattern: MYSQL_PASSWORD, check: check_cli_password },
     Detector { pattern: LOGIN_PASSWORD, check: check_cli_password },
     Detector { pattern: ASSIGNMENT, check: check_assignment },
