@@ -340,6 +340,7 @@ impl Brain {
         self.fold_access_log();
         let scheduled = draft.review_due_at.is_some();
         let mut item = draft.into_new_item(self.new_item_context(source, Status::Approved))?;
+        severity_of_a_signal(&item)?;
         if !scheduled && !item.stable {
             // A new memory is first due for review a day later (SPEC §5.4).
             item.review_due_at = Some(next_review(self.now, 1));
@@ -513,6 +514,9 @@ impl Brain {
         let now = self.now;
         self.modify_guarded(id, expected_version, guard, |item| {
             draft.apply_to(item)?;
+            if draft.severity.is_some() {
+                severity_of_a_signal(item)?;
+            }
             if draft.updated_at.is_none() {
                 item.updated_at = now;
             }
@@ -958,4 +962,17 @@ pub fn store_location(home: &Path, env: &config::Environment, config: &Config) -
         message: format!("{origin}: {err}"),
         hint: Some("use postgres://USER[:PASSWORD]@HOST:5432/DATABASE, or sqlite:PATH".into()),
     })
+}
+
+/// A severity is what makes a signal urgent; on another kind it was stored and ignored, so a
+/// "critical bug" never reached the urgent signals of a session start. A new item or an edit
+/// that sets one on another kind is refused (items already stored keep theirs).
+fn severity_of_a_signal(item: &Item) -> BrainResult<()> {
+    match item.severity {
+        Some(_) if item.kind != brain_core::Kind::Signal => Err(BrainError::user_with_hint(
+            format!("a severity applies to signals only; this item is a {}", item.kind),
+            "write it as a signal (kind signal, CLI --kind signal) to make it urgent, or without a severity",
+        )),
+        _ => Ok(()),
+    }
 }

@@ -243,3 +243,22 @@ fn a_project_config_that_is_a_device_or_huge_is_refused_at_once() {
     std::fs::write(&config, "project = \"demo\"\n").unwrap();
     env.brain().args(["list"]).assert().success();
 }
+
+/// The third hostile round: `--severity critical` on a bug was stored and ignored (only a
+/// signal's severity makes it urgent), so the user believed it urgent and no session start
+/// showed it so. A severity on another kind is refused, naming the kind, and nothing is stored.
+#[test]
+fn a_severity_on_a_kind_other_than_signal_is_refused() {
+    let env = Env::new();
+    env.brain()
+        .args(["remember", "--kind", "bug", "--severity", "critical", "--title", "Payments double charge"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("a severity applies to signals only; this item is a bug"));
+    let listed = env.json(&["list"]);
+    assert_eq!(listed.as_array().unwrap().len(), 0, "nothing stored: {listed}");
+    let id = env.remember(&["--kind", "signal", "--severity", "critical", "--title", "Payments double charge"]);
+    let bug = env.remember(&["--kind", "bug", "--title", "Retry storm"]);
+    env.brain().args(["edit", &bug, "--severity", "critical"]).assert().code(1);
+    assert_eq!(env.json(&["show", &id])["severity"], "critical");
+}
