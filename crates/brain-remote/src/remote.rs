@@ -97,6 +97,31 @@ impl RemoteTarget {
     }
 }
 
+/// Lets a token travel over plain `http://` only to this machine (loopback), unless
+/// `BRAIN_ALLOW_PLAIN_HTTP=1` says the network is trusted: anyone on the path reads a bearer
+/// token and every item sent with it. (An environment variable: no file a repository
+/// carries can switch it on.)
+pub fn refuse_token_in_clear(target: &RemoteTarget) -> BrainResult<()> {
+    if target.token.is_none() || !target.base_url.starts_with("http://") {
+        return Ok(());
+    }
+    let host = target
+        .base_url
+        .parse::<Uri>()
+        .ok()
+        .and_then(|uri| uri.host().map(|host| host.trim_start_matches('[').trim_end_matches(']').to_string()))
+        .unwrap_or_default();
+    let loopback = host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|address| address.is_loopback());
+    if loopback || std::env::var("BRAIN_ALLOW_PLAIN_HTTP").is_ok_and(|value| value.trim() == "1") {
+        return Ok(());
+    }
+    Err(BrainError::user_with_hint(
+        format!("refusing to send {TOKEN_ENV} over plain http to {host}: anyone on the way reads it"),
+        "use https (a TLS reverse proxy in front of brain serve), or set BRAIN_ALLOW_PLAIN_HTTP=1 on a network you trust",
+    ))
+}
+
 /// Checks a `--remote` URL and returns its base form: `http` or `https`, a host, an
 /// optional path prefix (a server behind a reverse proxy), no trailing slash, no query, no
 /// credentials (the token belongs in `BRAIN_TOKEN`).
@@ -203,6 +228,7 @@ impl RemoteBrain {
         fixed_clock: bool,
         timeout: Option<Duration>,
     ) -> BrainResult<RemoteBrain> {
+        refuse_token_in_clear(&target)?;
         let loaded = config::load(&context.home, &context.cwd, &context.env)?;
         let project =
             config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
@@ -648,5 +674,22 @@ mod tests {
         let err = scrub_error(err, target.token.as_ref().unwrap());
         assert!(!err.to_string().contains("sekr1t"), "{err}");
         assert!(err.to_string().contains("[REDACTED:token]"), "{err}");
+    }
+
+    /// The third hostile round: `brain sync` sent BRAIN_TOKEN and the pushed items over plain
+    /// http to any host. Only loopback gets a token in clear, unless the environment says so.
+    #[test]
+    fn a_token_goes_over_plain_http_only_to_this_machine() {
+        let target = |url: &str, token: bool| RemoteTarget {
+            base_url: parse_base_url(url).unwrap(),
+            token: token.then(|| Token::parse("brain-test-token-0123456789").unwrap().unwrap()),
+        };
+        for url in ["http://127.0.0.1:7077", "http://localhost:7077", "http://[::1]:7077", "https://brain.example"] {
+            refuse_token_in_clear(&target(url, true)).unwrap_or_else(|err| panic!("{url}: {err}"));
+        }
+        refuse_token_in_clear(&target("http://192.0.2.2:7077", false)).expect("no token, nothing to leak");
+        let err = refuse_token_in_clear(&target("http://192.0.2.2:7077", true)).unwrap_err().to_string();
+        assert!(err.contains("plain http to 192.0.2.2") && !err.contains("0123456789"), "{err}");
+        assert!(refuse_token_in_clear(&target("http://brain.lan:7077", true)).is_err());
     }
 }
