@@ -75,7 +75,7 @@ pub struct ServeOptions {
 /// their references on its threads; the last ones are dropped here.
 pub fn run(context: Context, options: ServeOptions) -> BrainResult<()> {
     let state = Arc::new(AppState::new(context.clone(), options.fixed_now)?);
-    let mcp = BrainMcp::with_transport(context.clone(), options.fixed_now.is_some(), true);
+    let mcp = BrainMcp::with_transport(context.clone(), options.fixed_now.is_some(), true, state.config.pool_size);
     let threads = std::thread::available_parallelism().map(usize::from).unwrap_or(2);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)

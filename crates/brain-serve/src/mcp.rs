@@ -53,14 +53,27 @@ struct Shared {
     /// Served over HTTP (`/mcp` of `brain serve`), where callers hold a token for the
     /// server's project only: `brain_mark` then writes to that project's arcs, never global.
     over_http: bool,
-    /// Opened on the first tool call, so `initialize` never waits on the store.
-    brain: Mutex<Option<Brain>>,
+    /// Each opened on its first tool call, so `initialize` never waits on the store. One over
+    /// stdio (one client); over HTTP as many as the server's pool (`[serve] pool_size`), so
+    /// one session's slow calls do not hold every other agent's (they shared one).
+    brains: Vec<Mutex<Option<Brain>>>,
+    /// Where the next call starts looking for a free brain.
+    next: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
     /// Runs `work` with the opened brain (opening it on first use), at the current time.
     fn with_brain<T>(&self, work: impl FnOnce(&Brain) -> BrainResult<T>) -> BrainResult<T> {
-        let mut slot = self.brain.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A free brain if there is one, else wait for the one this call was dealt.
+        let count = self.brains.len().max(1);
+        let first = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % count;
+        let free = (0..count).find_map(|step| match self.brains[(first + step) % count].try_lock() {
+            Ok(slot) => Some(slot),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        });
+        let mut slot =
+            free.unwrap_or_else(|| self.brains[first].lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
         if slot.is_none() {
             *slot = Some(Brain::open_with(&self.context, PageReads::Cached)?);
         }
@@ -380,18 +393,21 @@ fn session_result(payload: &brain_core::assemble::session::SessionStart) -> Vec<
 #[tool_router]
 impl BrainMcp {
     pub fn new(context: Context, fixed_now: bool) -> BrainMcp {
-        BrainMcp::with_transport(context, fixed_now, false)
+        BrainMcp::with_transport(context, fixed_now, false, 1)
     }
 
-    /// The server for `/mcp` of `brain serve` (`over_http`) or for stdio.
-    pub fn with_transport(context: Context, fixed_now: bool, over_http: bool) -> BrainMcp {
+    /// The server for `/mcp` of `brain serve` (`over_http`) or for stdio, with `brains`
+    /// stores open at most (calls beyond wait for one).
+    pub fn with_transport(context: Context, fixed_now: bool, over_http: bool, brains: usize) -> BrainMcp {
         let mut tool_router = BrainMcp::tool_router();
         for route in tool_router.map.values_mut() {
             let mut schema = (*route.attr.input_schema).clone();
             plain_schema(&mut schema);
             route.attr.input_schema = Arc::new(schema);
         }
-        BrainMcp { shared: Arc::new(Shared { context, fixed_now, over_http, brain: Mutex::new(None) }), tool_router }
+        let brains = (0..brains.max(1)).map(|_| Mutex::new(None)).collect();
+        let shared = Shared { context, fixed_now, over_http, brains, next: std::sync::atomic::AtomicUsize::new(0) };
+        BrainMcp { shared: Arc::new(shared), tool_router }
     }
 
     /// Who calls: over stdio the local user's agent (every scope, the write policy still
