@@ -136,7 +136,14 @@ pub async fn bound_sessions(State(sessions): State<Arc<Sessions>>, request: Requ
         } else if mine >= sessions.per_caller {
             Some((
                 StatusCode::TOO_MANY_REQUESTS,
-                format!("this token holds {mine} MCP sessions, its share (a quarter of [serve] max_mcp_sessions)"),
+                format!(
+                    "{} {mine} MCP sessions, a share (a quarter of [serve] max_mcp_sessions)",
+                    if caller == "anonymous" {
+                        "the clients of this server without tokens hold".to_string()
+                    } else {
+                        format!("token {caller:?} holds")
+                    }
+                ),
             ))
         } else {
             None
