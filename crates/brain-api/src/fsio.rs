@@ -23,6 +23,44 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
+/// Opens `path` for reading if it is a regular file (after symlinks). The open does not
+/// block: a FIFO without a writer would otherwise hold the reader forever.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not a regular file (a {})", describe_file_type(kind))))
+}
+
+fn describe_file_type(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "FIFO";
+        }
+        if kind.is_char_device() {
+            return "character device";
+        }
+        if kind.is_block_device() {
+            return "block device";
+        }
+        if kind.is_socket() {
+            return "socket";
+        }
+    }
+    if kind.is_dir() { "directory" } else { "special file" }
+}
+
 /// Temp files are named `.<name>.brain-<pid>-<n>.tmp`: hidden, so the walker skips them, and
 /// carrying the writer's pid, so [`sweep_stale_temps`] can tell a dead writer's leftovers
 /// from a live writer's file in flight. Capture's atomic writes use the same names.

@@ -494,32 +494,18 @@ pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
 /// Largest config file read (`config.toml`, `.brain.toml`): a real one is a few hundred bytes.
 pub const MAX_CONFIG_BYTES: u64 = 256 * 1024;
 
-/// A config file's text: a regular file (a link is followed to one) of at most
-/// [`MAX_CONFIG_BYTES`]. A repository can carry `.brain.toml` as a link to `/dev/zero` or
-/// `/dev/stdin`, or a file of gigabytes, and every command and hook reads it.
+/// A config file's text: a regular file (a link is followed to one; opened without blocking,
+/// [`crate::fsio::open_regular`]) of at most [`MAX_CONFIG_BYTES`]. A repository can carry
+/// `.brain.toml` as a link to `/dev/zero` or `/dev/stdin`, or a file of gigabytes, and every
+/// command and hook reads it.
 pub fn read_config_text(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let not_a_file = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not a regular file");
-    // Looked at before it is opened: opening a named pipe would wait for a writer.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(not_a_file());
+    use std::io::{Error, ErrorKind, Read};
+    let mut bytes = Vec::new();
+    crate::fsio::open_regular(path)?.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::new(ErrorKind::InvalidData, format!("larger than {} KiB", MAX_CONFIG_BYTES / 1024)));
     }
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(not_a_file());
-    }
-    let too_large =
-        || std::io::Error::new(std::io::ErrorKind::InvalidData, format!("larger than {} KiB", MAX_CONFIG_BYTES / 1024));
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(too_large());
-    }
-    let mut text = String::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(too_large());
-    }
-    Ok(text)
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
 }
 
 /// The file parsed twice: into the typed shape (unknown keys are errors) and as a table

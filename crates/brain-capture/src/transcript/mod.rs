@@ -287,45 +287,12 @@ impl ReadBudget {
     }
 }
 
-/// Opens `path` for reading if it is a regular file (after symlinks). The open does not
-/// block: a FIFO without a writer would otherwise hold the reader forever.
+/// [`brain_api::fsio::open_regular`], its refusal saying the transcript is skipped.
 pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    let kind = file.metadata()?.file_type();
-    if kind.is_file() {
-        return Ok(file);
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        format!("not a regular file (a {}); skipped", describe_file_type(kind)),
-    ))
-}
-
-fn describe_file_type(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "FIFO";
-        }
-        if kind.is_char_device() {
-            return "character device";
-        }
-        if kind.is_block_device() {
-            return "block device";
-        }
-        if kind.is_socket() {
-            return "socket";
-        }
-    }
-    if kind.is_dir() { "directory" } else { "special file" }
+    brain_api::fsio::open_regular(path).map_err(|err| match err.kind() {
+        std::io::ErrorKind::InvalidInput => std::io::Error::new(err.kind(), format!("{err}; skipped")),
+        _ => err,
+    })
 }
 
 /// Reads `path`, a transcript of `host`, from `prior`'s offset when `prior` is a state of the
