@@ -106,7 +106,9 @@ impl Sessions {
 /// them; a request naming a session another caller opened is answered as for an unknown
 /// session (404), so a session id learned elsewhere is worth nothing.
 pub async fn bound_sessions(State(sessions): State<Arc<Sessions>>, request: Request, next: Next) -> Response {
-    let caller = request.extensions().get::<Caller>().map_or("anonymous", Caller::name).to_string();
+    let known = request.extensions().get::<Caller>();
+    let is_token = matches!(known, Some(Caller::Token(_)));
+    let caller = known.map_or("anonymous", Caller::name).to_string();
     if let Some(id) = request.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok()) {
         let owner = sessions.owners().get(id).cloned();
         if owner.is_some_and(|owner| owner != caller) {
@@ -126,7 +128,7 @@ pub async fn bound_sessions(State(sessions): State<Arc<Sessions>>, request: Requ
         let live = sessions.manager.sessions.read().await;
         let mut owners = sessions.owners();
         owners.retain(|id, _| live.contains_key(id.as_str()));
-        let open = live.len().max(owners.len());
+        let open = live.len();
         let mine = owners.values().filter(|owner| **owner == caller).count();
         let refused = if open >= sessions.max {
             Some((
@@ -134,16 +136,14 @@ pub async fn bound_sessions(State(sessions): State<Arc<Sessions>>, request: Requ
                 format!("the server holds {open} MCP sessions, its bound ([serve] max_mcp_sessions)"),
             ))
         } else if mine >= sessions.per_caller {
+            let holder = if is_token {
+                format!("token {caller:?} holds")
+            } else {
+                "the clients of this server without tokens hold".to_string()
+            };
             Some((
                 StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "{} {mine} MCP sessions, a share (a quarter of [serve] max_mcp_sessions)",
-                    if caller == "anonymous" {
-                        "the clients of this server without tokens hold".to_string()
-                    } else {
-                        format!("token {caller:?} holds")
-                    }
-                ),
+                format!("{holder} {mine} MCP sessions, a share (a quarter of [serve] max_mcp_sessions)"),
             ))
         } else {
             None

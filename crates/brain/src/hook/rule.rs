@@ -81,16 +81,22 @@ fn git_dirs(project_root: &Path) -> Option<GitDirs> {
     common.join("HEAD").is_file().then_some(GitDirs { own, common })
 }
 
-/// The local ignore list the rule is added to.
-fn exclude_path(project_root: &Path) -> Option<PathBuf> {
-    git_dirs(project_root).map(|dirs| dirs.common.join("info").join("exclude"))
+impl GitDirs {
+    /// The local ignore list the rule is added to.
+    fn exclude(&self) -> PathBuf {
+        self.common.join("info").join("exclude")
+    }
 }
 
 /// Refuses when the rule or the exclude list would be written through a link in the
 /// repository (checked before anything is written, so nothing is half done).
 pub fn refuse_links(host: Host, project_root: &Path) -> BrainResult<()> {
+    refuse_links_in(host, project_root, git_dirs(project_root).as_ref())
+}
+
+fn refuse_links_in(host: Host, project_root: &Path, git: Option<&GitDirs>) -> BrainResult<()> {
     repo_files::refuse_links(project_root, &rule_path(host, project_root))?;
-    match exclude_path(project_root) {
+    match git.map(GitDirs::exclude) {
         Some(exclude) if exclude.starts_with(project_root) => repo_files::refuse_links(project_root, &exclude),
         _ => Ok(()),
     }
@@ -100,15 +106,15 @@ pub fn refuse_links(host: Host, project_root: &Path) -> BrainResult<()> {
 /// name (looked for in the index's bytes, without running git: a repository's config can
 /// make git run commands), or a `.gitignore` on its way holds a negation that may name it.
 /// Both answers err on the side of not writing.
-fn shared_by_git(host: Host, project_root: &Path) -> Option<String> {
+fn shared_by_git(host: Host, project_root: &Path, git: Option<&GitDirs>) -> Option<String> {
     let relative = relative_path(host)?;
     let name = Path::new(relative).file_name()?.to_string_lossy().into_owned();
-    if let Some(dirs) = git_dirs(project_root) {
+    if let Some(dirs) = git {
         let mut index = Vec::new();
         let read =
             std::fs::File::open(dirs.own.join("index")).and_then(|file| file.take(64 << 20).read_to_end(&mut index));
         let needle = format!("{name}\0");
-        if read.is_ok() && index.windows(needle.len()).any(|window| window == needle.as_bytes()) {
+        if read.is_ok() && memchr::memmem::find(&index, needle.as_bytes()).is_some() {
             return Some(format!("git tracks a file named {name} (it is in the index)"));
         }
     }
@@ -199,8 +205,9 @@ pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> Brain
         None if !create => return Ok(RuleOutcome::Unchanged),
         None => {}
     }
-    refuse_links(host, project_root)?;
-    if let Some(reason) = shared_by_git(host, project_root) {
+    let git = git_dirs(project_root);
+    refuse_links_in(host, project_root, git.as_ref())?;
+    if let Some(reason) = shared_by_git(host, project_root, git.as_ref()) {
         return Err(BrainError::user_with_hint(
             format!("{} was not written: {reason}", path.display()),
             "the rule holds personal memory and never goes where git shares it; the hooks and MCP still give it",
@@ -211,7 +218,7 @@ pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> Brain
             .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
     }
     write_atomically(&path, rendered.as_bytes())?;
-    exclude_from_git(host, project_root);
+    exclude_from_git(host, git.as_ref());
     Ok(RuleOutcome::Written)
 }
 
@@ -236,9 +243,10 @@ pub fn remove(host: Host, project_root: &Path) -> BrainResult<bool> {
     Ok(true)
 }
 
-/// Adds the rule to `.git/info/exclude` (a local ignore list git never shares), once.
-fn exclude_from_git(host: Host, project_root: &Path) {
-    let Some(exclude) = exclude_path(project_root) else { return };
+/// Adds the rule to the repository's `info/exclude` (a local ignore list git never shares),
+/// once.
+fn exclude_from_git(host: Host, git: Option<&GitDirs>) {
+    let Some(exclude) = git.map(GitDirs::exclude) else { return };
     let current = std::fs::read_to_string(&exclude).unwrap_or_default();
     let Some(relative) = relative_path(host) else { return };
     let line = format!("/{relative}");
