@@ -163,6 +163,53 @@ pub(super) fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<Finding
     Some(Finding { range, kind: "cli-password" })
 }
 
+/// An Oracle login's password: always before `@db`; with nothing after it, only after the
+/// tools whose `user/password` argument is nothing but a login (`exp`, `imp`, `rman` and
+/// `dgmgrl` are also words of prose).
+pub(super) fn check_oracle_login(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let at = caps.name("after").is_some_and(|after| after.as_str() == "@");
+    let tool = caps.name("tool").map(|tool| tool.as_str().to_ascii_lowercase());
+    if !at && !matches!(tool.as_deref(), Some("sqlplus" | "sqlldr" | "sqlcl" | "expdp" | "impdp")) {
+        return None;
+    }
+    check_cli_password(text, caps)
+}
+
+/// The base64 lines of a PuTTY key's private part (a last line's `\r` kept).
+pub(super) fn check_putty_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    let end = secret.end() - usize::from(secret.as_str().ends_with('\r'));
+    Some(Finding { range: secret.start()..end, kind: "private-key" })
+}
+
+/// A signed URL's signature; not a placeholder.
+pub(super) fn check_url_signature(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let secret = caps.name("secret")?;
+    if is_placeholder(secret.as_str()) {
+        return None;
+    }
+    Some(Finding { range: secret.range(), kind: "url-signature" })
+}
+
+/// A URL-encoded pair whose key names a secret (as [`check_assignment`] judges keys), or
+/// whose value is random material.
+pub(super) fn check_url_encoded_pair(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let key = caps.name("key")?.as_str();
+    let secret = caps.name("secret")?;
+    let value = secret.as_str();
+    if is_placeholder(value) || is_literal(value) {
+        return None;
+    }
+    let kind = if is_secret_key(&key_words(key), value) {
+        "secret-assignment"
+    } else if looks_high_entropy(value) {
+        "high-entropy"
+    } else {
+        return None;
+    };
+    Some(Finding { range: secret.range(), kind })
+}
+
 /// "the admin password is hunter2": the value after a password named in prose counts when
 /// quoted or when it is not a plain word ("the password is wrong", "… is case-sensitive"),
 /// nor a quantity ("the password is 8 characters long"); after a token, secret or key it
@@ -259,7 +306,14 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     let quoted = caps.name("dq").or_else(|| caps.name("sq"));
     let value = quoted.or_else(|| caps.name("bare"))?;
     let value_text = value.as_str();
-    if is_placeholder(value_text) || is_literal(value_text) {
+    // In a JSON pair nothing expands `$name`: only `$NAME`, an environment variable's
+    // shape, is taken for a reference there (`"password": "$ecretP4ss"` is a password).
+    let json_pair = caps.name("dq").is_some() && text[..key.start()].ends_with('"');
+    let literal_dollar = json_pair
+        && value_text
+            .strip_prefix('$')
+            .is_some_and(|name| is_identifier(name) && name.bytes().any(|b| b.is_ascii_lowercase()));
+    if (is_placeholder(value_text) && !literal_dollar) || is_literal(value_text) {
         return None;
     }
     let words = key_words(key.as_str());
@@ -274,15 +328,42 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
         && (!reads_as_config_line(text, key.start(), value.end()) || is_prose_label(key.as_str(), value_text));
     let kind = if is_secret_key(&words, value_text) && !colon_prose {
         if is_aws_secret(&words, value_text) { "aws-secret-key" } else { "secret-assignment" }
-    } else if looks_high_entropy(value_text) && !is_dirhash(key.as_str(), value_text) {
+    } else if looks_high_entropy(value_text) && !is_dirhash(key.as_str(), value_text) && !is_image_data(value_text) {
         "high-entropy"
     } else {
         return None;
     };
     // Only now, for an accepted value: scanning to the end of every candidate's run would
     // make a long run of candidates quadratic.
-    let range = if quoted.is_some() { value.range() } else { value.start()..bare_run_end(text, value.end()) };
+    let range = match quoted {
+        Some(_) => value.range(),
+        None if kind == "secret-assignment" => value.start()..ampersand_run_end(text, bare_run_end(text, value.end())),
+        None => value.start()..bare_run_end(text, value.end()),
+    };
     Some(Finding { range, kind })
+}
+
+/// `Password=Tr0ub4dor&3x;` (an ADO.NET connection string): a `&` inside a secret's value,
+/// not a query string's separator, when the run after it holds no `=` (`&user=bob` does).
+fn ampersand_run_end(text: &str, mut end: usize) -> usize {
+    while text[end..].starts_with('&') {
+        let rest = &text[end + 1..];
+        let run = rest
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | '&' | '\\'))
+            .unwrap_or(rest.len());
+        if run == 0 || rest[..run].contains('=') {
+            break;
+        }
+        end += 1 + run;
+    }
+    end
+}
+
+/// An image in base64 (a data URL, or the base64 of a PNG, JPEG, GIF or WebP file, known by
+/// its first bytes), as JSON carries screenshots: random-looking, but no key.
+fn is_image_data(value: &str) -> bool {
+    const MAGIC: &[&str] = &["data:image/", "iVBORw0KGgo", "/9j/", "R0lGODlh", "R0lGODdh", "UklGR"];
+    MAGIC.iter().any(|magic| value.starts_with(magic))
 }
 
 /// A Go module hash (`go.sum`, Terraform's `.terraform.lock.hcl`): `h1:` and the base64 of a

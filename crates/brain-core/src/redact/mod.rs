@@ -18,7 +18,8 @@
 //! - `private-key`: PEM blocks `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE
 //!   KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP `… PRIVATE KEY BLOCK`), also with
 //!   JSON-escaped newlines; without its END line, the header and the base64 lines after it
-//!   (a key pasted in part). A header alone (`starts_with("-----BEGIN …")`) is a mention.
+//!   (a key pasted in part, also quoted with `> ` or commented out with `#`, `//`). A header
+//!   alone (`starts_with("-----BEGIN …")`) is a mention. The private lines of a PuTTY key.
 //! - `jwt`: `eyJ….eyJ….<signature>` (base64url JSON header and payload).
 //! - `anthropic-key` (`sk-ant-…`), `openai-key` (`sk-…`, `sk-proj-…`; the body must mix
 //!   upper case, lower case and digits, so `sk-learn` is prose).
@@ -45,14 +46,22 @@
 //!   password of `curl -u user:password`.
 //! - `url-password`: the password of `scheme://user:password@host`; scheme, user and host
 //!   are kept.
+//! - `url-signature`: the signature of a signed URL (an Azure SAS `sig=`, S3's
+//!   `X-Amz-Signature=`, `X-Goog-Signature=`, `signature=`; 16 characters or more).
 //! - `cli-password`: `mysql -pX` (the MySQL family; a spaced word after `-p` is a database),
 //!   `docker login -p X` / `--password X` (and podman, nerdctl, buildah, skopeo, oras, helm
-//!   registry), `sshpass -p X`, `redis-cli -a X`; placeholders such as `$MYSQL_PWD` are kept.
+//!   registry), `sshpass -p X`, `redis-cli -a X`, Oracle's `user/X@db` (after `sqlplus`,
+//!   `expdp` and kin, `connect`, in a `jdbc:oracle:thin:` URL); placeholders such as
+//!   `$MYSQL_PWD` are kept.
 //! - `secret-assignment`: the value of `KEY=value`, `KEY: value`, `"key": "value"`,
 //!   `--key value` when the key's last word names a secret (password, passwd, passphrase,
 //!   pwd, secret, token, auth, credential(s), api key, access key, private key, secret key,
 //!   signing key, …; `TOKEN_BUDGET` and `password_reset_url` do not, their last word is
-//!   "budget" and "url").
+//!   "budget" and "url"). A bare value runs on past a `&` when what follows holds no `=`
+//!   (`Password=Tr0ub&3x;` in an ADO.NET string; `&user=bob` in a query is the next pair).
+//!   URL-encoded pairs too (`password%3D…%26`). In a JSON pair only `$NAME` is a reference
+//!   (`"password": "$ecret9"` is a password), and `your…` is a placeholder only when made
+//!   of letters and separators (`your-api-key`, not `yourMum1!`).
 //!   In prose too: "the admin password is X", "the password for the db was set to X",
 //!   "our API key is X": after a password word, a quoted value or one that is not a plain
 //!   word or a quantity ("the password is wrong", "… is 8 characters long" are prose); after
@@ -76,7 +85,8 @@
 //!   dictionary word is no placeholder, as above) unless it describes the password
 //!   (`required`, `hidden`, `unchanged`, `none`, `n/a`, …).
 //! - `high-entropy`: the value of any such assignment, whatever the key, when it looks like
-//!   random key material — see [`looks_high_entropy`] for the exact rule.
+//!   random key material — see [`looks_high_entropy`] for the exact rule; not an image in
+//!   base64 (a data URL, or a PNG, JPEG, GIF or WebP file's base64, as JSON carries them).
 //!
 //! A finding that overlaps another is merged with it; the union is redacted once, under
 //! the most specific kind. Redaction is idempotent: `redact(redact(x)) == redact(x)`.
@@ -185,6 +195,7 @@ pub const KINDS: &[&str] = &[
     "basic-auth",
     "bearer-token",
     "url-password",
+    "url-signature",
     "cli-password",
     // After the header and URL kinds: a bare 40-character run that is a bearer token or a
     // URL's password is named for where it was found.

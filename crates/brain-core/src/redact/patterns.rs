@@ -14,8 +14,12 @@ use super::checks::*;
 
 pub(super) const PRIVATE_OPEN_TAG: &str = r"(?i-u:<private\s*>)";
 /// A PEM private key block; without its END line, the header and the base64 lines that
-/// follow it (a key pasted in part). A header alone is a mention, not a key.
-const PRIVATE_KEY: &str = r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t]|\r?\n|\\r?\\n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)";
+/// follow it (a key pasted in part), also behind a quote's or a comment's mark (`> `, `# `,
+/// `// `). A header alone is a mention, not a key.
+const PRIVATE_KEY: &str = r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t>#]|//|\r?\n|\\r?\\n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)";
+/// The private lines of a PuTTY key (`.ppk`): the base64 lines after `Private-Lines: N`.
+const PUTTY_KEY: &str =
+    r"(?m)Private-Lines:[ \t]*[0-9]{1,4}[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{4,}\r?$(?:\n[A-Za-z0-9+/=]{4,}\r?$)*)";
 const JWT: &str = r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}";
 const ANTHROPIC_KEY: &str = r"(?:(?-u:\b)|_)sk-ant-[A-Za-z0-9_-]{20,}";
 const OPENAI_KEY: &str = r"(?:(?-u:\b)|_)sk-[A-Za-z0-9_-]{20,}";
@@ -82,6 +86,18 @@ const PROSE_SECRET: &str = r#"(?i)(?-u:\b)(?P<key>password|passwd|passphrase|pas
 const MYSQL_PASSWORD: &str = r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)(?:[ \t]+[^\s]+){0,16}?[ \t]+-p(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\s]*)"#;
 /// `docker login -u bot -p hunter2 registry`, and its kin; `sshpass -p`; `redis-cli -a`.
 const LOGIN_PASSWORD: &str = r#"(?-u:\b)(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:[ \t]+registry)?)[ \t]+login(?:[ \t]+[^\s]+){0,16}?[ \t]+(?:-p|--password)|sshpass(?:[ \t]+[^\s]+){0,4}?[ \t]+-p|redis-cli(?:[ \t]+[^\s]+){0,16}?[ \t]+(?:-a|--pass))(?:[ \t]+|=)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'][^\s]*)"#;
+/// An Oracle login, `user/password@db`: after `sqlplus`, `expdp` and the other tools (where
+/// `user/password` alone logs in too), after `connect` at a line's or a `SQL>` prompt's
+/// start, and in a thin JDBC URL. The password may be double-quoted.
+const ORACLE_LOGIN: &str = r#"(?:(?i-u:\b)(?P<tool>sqlplus|sqlldr|sqlcl|expdp|impdp|exp|imp|rman|dgmgrl)(?:[ \t]+-[A-Za-z]+)*[ \t]+|(?im)(?:^|SQL>)[ \t]*conn(?:ect)?[ \t]+|(?i)jdbc:oracle:[a-z0-9]+:)["']?[A-Za-z][A-Za-z0-9_$#.]{0,127}/(?P<secret>"[^"\n]{1,128}"|[^\s@/"']{1,128})(?P<after>@|[ \t\r\n]|$)"#;
+/// The signature of a signed URL: an Azure SAS `sig=`, S3's `X-Amz-Signature=`, Google
+/// Cloud Storage's `X-Goog-Signature=`, a generic `signature=` — anyone holding the URL
+/// holds the grant until it expires.
+const URL_SIGNATURE: &str =
+    r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=_.-]{16,})";
+/// A pair of a URL-encoded form or query (`password%3Dhunter2%26…`): the key's `=` is
+/// `%3D`, the value ends before `%26` (`&`).
+const URL_ENCODED_PAIR: &str = r#"(?i)(?:(?-u:\b)|%26|%3F|%20)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})%3D(?P<secret>(?:[^\s%&"'<>`]|%[013-9A-Fa-f][0-9A-Fa-f]|%2[0-57-9A-Fa-f])+)"#;
 /// `curl -u user:password`.
 const CURL_USER: &str = r#"(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']*:(?P<secret>[^\s"']+)"#;
 
@@ -100,6 +116,7 @@ pub(super) struct Detector {
 
 pub(super) const DETECTORS: &[Detector] = &[
     Detector { pattern: PRIVATE_KEY, check: |_, caps| whole(caps, "private-key") },
+    Detector { pattern: PUTTY_KEY, check: check_putty_key },
     Detector { pattern: JWT, check: |_, caps| whole(caps, "jwt") },
     Detector { pattern: ANTHROPIC_KEY, check: check_anthropic_key },
     Detector { pattern: OPENAI_KEY, check: check_openai_key },
@@ -121,9 +138,12 @@ pub(super) const DETECTORS: &[Detector] = &[
     Detector { pattern: BEARER_WORD, check: check_bearer_word },
     Detector { pattern: URL_PASSWORD, check: check_url_password },
     Detector { pattern: URL_PASSWORD_WIDE, check: check_url_password_wide },
+    Detector { pattern: URL_SIGNATURE, check: check_url_signature },
     Detector { pattern: BRACED_PASSWORD, check: check_braced_password },
     Detector { pattern: MYSQL_PASSWORD, check: check_cli_password },
     Detector { pattern: LOGIN_PASSWORD, check: check_cli_password },
+    Detector { pattern: ORACLE_LOGIN, check: check_oracle_login },
+    Detector { pattern: URL_ENCODED_PAIR, check: check_url_encoded_pair },
     Detector { pattern: ASSIGNMENT, check: check_assignment },
     Detector { pattern: FLAG, check: check_flag },
     Detector { pattern: PROSE_SECRET, check: check_prose_secret },

@@ -120,7 +120,9 @@ pub(super) fn is_placeholder(value: &str) -> bool {
     if ["n/a", "tbd", "tba"].iter().any(|word| word.eq_ignore_ascii_case(value)) {
         return true;
     }
+    // `your-api-key-here`, `YOUR_TOKEN`, `your password`; not `yourMum1!`.
     value.get(..4).is_some_and(|prefix| prefix.eq_ignore_ascii_case("your"))
+        && value.chars().all(|c| c.is_ascii_alphabetic() || matches!(c, '-' | '_' | ' ' | '.'))
 }
 
 /// Keyword values of config and code: booleans, nulls and common type names.
