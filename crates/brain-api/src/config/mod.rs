@@ -469,17 +469,34 @@ pub struct Loaded {
 
 /// Loads the configuration for `home`, starting the `.brain.toml` search at `cwd`.
 pub fn load(home: &Path, cwd: &Path, env: &Environment) -> BrainResult<Loaded> {
+    load_files(home, Some(cwd), env)
+}
+
+/// The configuration of `home` and the environment alone, as if no `.brain.toml` were
+/// found: what the reading hooks fall back to when a repository's file is invalid, so a
+/// file a clone carries cannot silence the session start (its urgent signals above all).
+pub fn load_without_project_file(home: &Path, env: &Environment) -> BrainResult<Loaded> {
+    load_files(home, None, env)
+}
+
+fn load_files(home: &Path, cwd: Option<&Path>, env: &Environment) -> BrainResult<Loaded> {
     let mut config = Config::default();
     let mut project_from_file = None;
     let user_file = home.join(USER_CONFIG_FILE);
     if let Some((file, _)) = read_config_file(&user_file)? {
         apply_file(&mut config, file, &user_file)?;
     }
-    if let Some(project_file) = find_upwards(cwd, PROJECT_CONFIG_FILE)
+    if let Some(project_file) = cwd.and_then(|cwd| find_upwards(cwd, PROJECT_CONFIG_FILE))
         && let Some((mut file, table)) = read_config_file(&project_file)?
     {
         check_project_file(&table, &config, &project_file, &user_file)?;
         project_from_file = file.project.take();
+        if let Some(name) = &project_from_file {
+            validate_scope_name(name).map_err(|why| BrainError::Config {
+                message: format!("config file {} is invalid: project name {name:?}: {why}", project_file.display()),
+                hint: None,
+            })?;
+        }
         apply_file(&mut config, file, &project_file)?;
     }
     if let Some(tokenizer) = &env.tokenizer {

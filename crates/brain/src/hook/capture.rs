@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::harness::{LogPolicy, safe_session_token, write_log};
 use super::hosts::HookEvent;
 use super::state::SessionState;
-use super::{HookRun, SessionRequest, Started, refresh_rule, start, within};
+use super::{HookRun, SessionRequest, Started, refresh_rule, start};
 use brain_api::app::Brain;
 use brain_api::error::{BrainError, BrainResult};
 use brain_api::usage::SessionUse;
@@ -81,10 +81,10 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             write_log(&started.context.home, "sync", None, &err, LogPolicy::ExistingHome);
         }
         if host == Host::Cursor {
-            let brain = started.open_brain()?;
             let cap = super::hosts::size_cap(host, &started.config);
             let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
-            refresh_rule(host, &started.context, &brain.session_start(&within(request, cap))?.text);
+            let text = started.working_memory(request, cap)?.text;
+            refresh_rule(host, &started.context, &text);
             return Ok(quiet);
         }
         let input = std::mem::take(&mut started.input);
@@ -117,7 +117,7 @@ pub fn run(run: HookRun, event: CaptureEvent) -> String {
             // The rule the project's next Cline task starts with.
             let cap = super::hosts::size_cap(host, &started.config);
             let request = SessionRequest { top: super::RECALL_TOP, ..SessionRequest::default() };
-            let text = started.brain()?.session_start(&within(request, cap))?.text;
+            let text = started.working_memory(request, cap)?.text;
             refresh_rule(host, &started.context, &text);
         }
         let Some((outcome, _)) = captured else {
@@ -199,6 +199,7 @@ fn capture(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         _ => {}
     }
+    started.refuse_writes_on_invalid_config("the session was not captured")?;
     let deadline = started.deadline;
     let brain = started.brain()?;
     let watched = watched_items(brain, given);

@@ -12,7 +12,7 @@ use brain_capture::Host;
 
 use super::hosts::{self, SizeCap};
 use super::state::SessionState;
-use super::{RECALL_TOP, Started, given_ids, within};
+use super::{RECALL_TOP, Started, given_ids};
 
 /// The working memory for the first prompt of a session of `host` that was not given it yet,
 /// within two thirds of `cap` (the rest is the task recall's), followed by a blank line; empty
@@ -26,14 +26,13 @@ pub(super) fn working_memory(
     if !hosts::working_memory_at_first_prompt(host) || state.brain_hash.is_some() {
         return Ok(String::new());
     }
-    let brain = started.brain()?;
-    let generation = brain.generation()?;
+    let generation = started.brain()?.generation()?;
     let share = match cap {
         SizeCap::Chars(chars) => SizeCap::Chars(chars * 2 / 3),
         SizeCap::Bytes(bytes) => SizeCap::Bytes(bytes * 2 / 3),
     };
     let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
-    let start = brain.session_start(&within(request, share.less("\n\n")))?;
+    let start = started.working_memory(request, share.less("\n\n"))?;
     state.generation = Some(generation);
     state.brain_hash = Some(start.brain_hash.clone());
     state.give(given_ids(&start));

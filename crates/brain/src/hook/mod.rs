@@ -98,16 +98,37 @@ fn hook_context(context: &Context, input: &HookInput) -> Context {
 
 /// The configuration of `context`: loaded once per hook, its `[hooks]` settings read
 /// without failing (a broken config gives their defaults; opening the brain then reports it).
+/// When the repository's `.brain.toml` is what is broken, the hook reads with the user's
+/// configuration alone (the project named by the folder) and says so in what it gives
+/// ([`Started::working_memory`]): a file a clone carries cannot silence the session start,
+/// its urgent signals above all. Nothing is captured under that fallback.
 struct HookConfig {
     hooks: HooksConfig,
     loaded: BrainResult<Loaded>,
+    invalid_project_file: Option<String>,
 }
+
+/// The most characters of the configuration error shown to a session.
+const CONFIG_ERROR_CHARS: usize = 400;
 
 impl HookConfig {
     fn load(context: &Context) -> HookConfig {
-        let loaded = brain_api::config::load(&context.home, &context.cwd, &context.env);
+        let (loaded, invalid_project_file) = match brain_api::config::load(&context.home, &context.cwd, &context.env) {
+            Err(err @ BrainError::Config { .. }) => {
+                match brain_api::config::load_without_project_file(&context.home, &context.env) {
+                    Ok(user_only) => {
+                        let why = err.to_string();
+                        let note = format!("{why}; read with the user's configuration alone");
+                        harness::write_log(&context.home, "config", None, &note, LogPolicy::ExistingHome);
+                        (Ok(user_only), Some(why))
+                    }
+                    Err(_) => (Err(err), None),
+                }
+            }
+            loaded => (loaded, None),
+        };
         let hooks = loaded.as_ref().map(|loaded| loaded.config.hooks.clone()).unwrap_or_default();
-        HookConfig { hooks, loaded }
+        HookConfig { hooks, loaded, invalid_project_file }
     }
 }
 
@@ -119,6 +140,8 @@ struct Started {
     context: Context,
     config: HooksConfig,
     loaded: BrainResult<Loaded>,
+    /// Why the repository's `.brain.toml` was set aside ([`HookConfig`]).
+    invalid_project_file: Option<String>,
     brain: Option<Brain>,
 }
 
@@ -136,6 +159,34 @@ impl Started {
         let loaded = std::mem::replace(&mut self.loaded, Err(BrainError::internal("the hook's brain is opened once")));
         Brain::open_loaded(&self.context, loaded?)
     }
+
+    /// The session start for `request` within `cap`; led, when the repository's
+    /// configuration was set aside, by a paragraph saying so (within the cap too).
+    fn working_memory(&mut self, request: SessionRequest, cap: SizeCap) -> BrainResult<SessionStart> {
+        let lead = match &self.invalid_project_file {
+            Some(why) => {
+                let why: String = why.chars().take(CONFIG_ERROR_CHARS).collect();
+                format!(
+                    "brain: this repository's configuration is invalid, so this session was given the memory \
+                     of the project named by its folder, with the user's settings (`brain status` in the \
+                     repository shows the error): {why}\n\n"
+                )
+            }
+            None => String::new(),
+        };
+        let mut start = self.brain()?.session_start(&within(request, cap.less(&lead)))?;
+        start.text.insert_str(0, &lead);
+        Ok(start)
+    }
+
+    /// Refuses a write under the fallback of an invalid `.brain.toml`: what the session
+    /// left is not filed under a project the repository did not mean.
+    fn refuse_writes_on_invalid_config(&self, what: &str) -> BrainResult<()> {
+        match &self.invalid_project_file {
+            Some(why) => Err(BrainError::Config { message: format!("{why}; {what}"), hint: None }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Reads the configuration (setting the deadline), then the input; names the session. The
@@ -150,7 +201,15 @@ fn start(progress: &Progress, context: Context, stdin: Box<dyn Read + Send>) -> 
     }
     let hook = hook_context(&context, &input);
     let config = if hook.cwd == context.cwd { config } else { HookConfig::load(&hook) };
-    Ok(Started { input, deadline, context: hook, config: config.hooks, loaded: config.loaded, brain: None })
+    Ok(Started {
+        input,
+        deadline,
+        context: hook,
+        config: config.hooks,
+        loaded: config.loaded,
+        invalid_project_file: config.invalid_project_file,
+        brain: None,
+    })
 }
 
 /// `request` within `cap`: the assembler's character cap, and a byte cap (Codex) the
@@ -183,11 +242,11 @@ fn refresh_rule(host: Host, context: &Context, text: &str) {
 pub fn session_start(run: HookRun) -> String {
     run.fail_open(HookEvent::SessionStart, LogPolicy::ExistingHome, move |progress, host, context, stdin| {
         let mut started = start(progress, context, stdin)?;
-        let brain = started.open_brain()?;
-        let Started { input, context, config, .. } = started;
+        let generation = started.brain()?.generation()?;
         let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
-        let generation = brain.generation()?;
-        let start = brain.session_start(&within(request, hosts::size_cap(host, &config)))?;
+        let start = started.working_memory(request, hosts::size_cap(host, &started.config))?;
+        let Started { input, context, brain, .. } = started;
+        let brain = brain.expect("opened for the working memory");
         if let Some(session) = input.session() {
             // The next refresh compares against what this session was given.
             let mut state = SessionState::load(brain.home(), session);
@@ -291,14 +350,13 @@ pub fn user_prompt_submit(run: HookRun) -> String {
                 output = context_payload(host, HookEvent::UserPromptSubmit, &format!("{lead}{text}"));
             }
         } else if config.refresh_interval > 0 && state.turns.is_multiple_of(config.refresh_interval) {
-            let brain = started.brain()?;
-            let generation = brain.generation()?;
+            let generation = started.brain()?.generation()?;
             // No write anywhere since the last look: nothing this session sees changed.
             if state.generation != Some(generation) {
                 state.generation = Some(generation);
                 const NOTE: &str = "Project memory changed since it was last given to this session.\n\n";
                 let request = SessionRequest { top: RECALL_TOP, ..SessionRequest::default() };
-                let start = brain.session_start(&within(request, cap.less(NOTE)))?;
+                let start = started.working_memory(request, cap.less(NOTE))?;
                 if state.brain_hash.as_deref() != Some(start.brain_hash.as_str()) {
                     state.brain_hash = Some(start.brain_hash.clone());
                     state.give(given_ids(&start));

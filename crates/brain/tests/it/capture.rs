@@ -372,3 +372,19 @@ fn new_arcs_of_one_project_and_day_link_to_each_other_as_siblings() {
     let diagnostics = scan["diagnostics"].as_array().unwrap();
     assert!(diagnostics.iter().all(|d| !d["message"].as_str().unwrap().contains("edges")), "{scan}");
 }
+
+#[test]
+fn a_session_in_a_repository_with_an_invalid_project_file_is_not_captured_under_another_project() {
+    let env = Env::new();
+    let projects = projects(&env);
+    std::fs::write(env.project_dir.join(".brain.toml"), "project = \"api\"\nno_such_key = 1\n").unwrap();
+    let input = serde_json::json!({
+        "session_id": "api-one",
+        "transcript_path": projects.join("-w-api/api-one.jsonl"),
+        "cwd": env.project_dir,
+    });
+    env.brain().args(["hook", "stop"]).write_stdin(input.to_string()).assert().success().stdout("");
+    assert!(arcs(&env).is_empty(), "captured under the folder's project: {:?}", arcs(&env));
+    let log = std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap();
+    assert!(log.contains("no_such_key") && log.contains("the session was not captured"), "{log}");
+}

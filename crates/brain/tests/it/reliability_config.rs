@@ -69,7 +69,7 @@ fn the_same_settings_in_the_users_own_config_still_run_the_command() {
 }
 
 #[test]
-fn a_hook_under_a_hostile_project_file_fails_open_and_logs_why() {
+fn a_hook_under_a_hostile_project_file_sets_it_aside_says_why_and_logs_it() {
     let env = Env::new();
     let repo = hostile_repo(&env, "project = \"innocent\"\n[serve]\nlisten = \"0.0.0.0:80\"\n");
     let output = env
@@ -80,7 +80,13 @@ fn a_hook_under_a_hostile_project_file_fails_open_and_logs_why() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "hooks never fail the agent");
-    assert!(!String::from_utf8_lossy(&output.stdout).contains("innocent"));
+    let payload: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let context = payload["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    // The file is set aside whole (its project too): the session gets the folder's project
+    // and is told why.
+    assert!(context.starts_with("brain: this repository's configuration is invalid"), "{context}");
+    assert!(context.contains("`serve.listen` is not allowed in a project file"), "{context}");
+    assert!(context.contains("# Working memory: cloned-repo\n") && !context.contains("innocent\n"), "{context}");
     let log = std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap();
     assert!(log.contains("`serve.listen` is not allowed in a project file"), "{log}");
 }

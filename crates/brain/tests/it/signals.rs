@@ -286,3 +286,39 @@ fn a_projects_tiny_hook_cap_cannot_silence_a_nuclear_signal() {
         assert!(text.chars().count() <= 500, "max_chars = {cap}: over the floor: {}", text.chars().count());
     }
 }
+
+#[test]
+fn an_invalid_project_file_cannot_silence_a_nuclear_signal() {
+    let env = demo_env();
+    env.remember(&[
+        "--kind",
+        "signal",
+        "--severity",
+        "nuclear",
+        "--scope",
+        "global",
+        "--title",
+        NUCLEAR_TITLE,
+        "--content",
+        NUCLEAR_TEXT,
+    ]);
+    let broken = [
+        ("project = \"acme-api\"\n[hooks\nmax_chars = 10\n", "invalid"),
+        ("project = \"../../etc\"\n", "project name"),
+        ("project = \"acme-api\"\n[serve]\nbind = \"0.0.0.0:7777\"\n", "not allowed in a project file"),
+        ("project = \"acme-api\"\nno_such_key = 1\n", "no_such_key"),
+    ];
+    for (file, why) in broken {
+        std::fs::write(env.project_dir.join(".brain.toml"), file).unwrap();
+        let text = hook_context(&env);
+        assert!(text.contains(NUCLEAR_TITLE), "{file:?}: no nuclear signal in\n{text}");
+        assert!(
+            text.starts_with("brain: this repository's configuration is invalid") && text.contains(why),
+            "{file:?}: the session is not told why:\n{text}"
+        );
+        assert!(text.chars().count() <= 10_000, "{file:?}: over the default cap");
+        // The commands still refuse the file: only the hooks that read fall back.
+        let status = env.brain().args(["status"]).output().unwrap();
+        assert!(!status.status.success(), "{file:?}: brain status accepted it");
+    }
+}
