@@ -42,6 +42,9 @@ pub struct Brain {
     /// Reads kept between changes of the store, shared by a server's connections (see
     /// `crate::read_cache`); `None` in a process that reads once.
     pub(crate) reads: Option<Arc<ReadCache>>,
+    /// Whether reads record their accesses (`crate::access_log`): not when the moment is a
+    /// remote caller's choice, which would date uses (and the strength kept with them) at it.
+    pub(crate) record_reads: bool,
 }
 
 /// Outcome of `brain migrate --to`.
@@ -196,6 +199,7 @@ impl Brain {
             store,
             counter,
             reads: None,
+            record_reads: true,
         })
     }
 
@@ -252,6 +256,13 @@ impl Brain {
     pub fn serve_as(&mut self, project: String, now: Timestamp) {
         self.project = project;
         self.now = now;
+        self.record_reads = true;
+    }
+
+    /// Reads of this request leave no access behind (see [`Brain::serve_as`]): its moment
+    /// was chosen by the caller (`?now=` on a server on the wall clock).
+    pub fn stop_recording_reads(&mut self) {
+        self.record_reads = false;
     }
 
     /// The store's write generation: it moves on every committed write, by any process.
@@ -448,7 +459,9 @@ impl Brain {
                 .collect();
         let accesses: Vec<Access> = hits.iter().map(|hit| Access { id: hit.item.id.clone(), strength: None }).collect();
         // Being found is a use of the memory, recorded without writing to the store.
-        crate::access_log::append(&self.home, &accesses, self.now);
+        if self.record_reads {
+            crate::access_log::append(&self.home, &accesses, self.now);
+        }
         Ok(hits)
     }
 

@@ -247,7 +247,9 @@ impl Brain {
             )
             .map(|item| Access { id: item.id.clone(), strength: Some(crate::recall::effective_strength(item, now)) })
             .collect();
-        crate::access_log::append(&self.home, &returned, now);
+        if self.record_reads {
+            crate::access_log::append(&self.home, &returned, now);
+        }
         if crate::access_log::is_large(&self.home) {
             self.fold_access_log();
         }

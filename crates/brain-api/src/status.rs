@@ -15,7 +15,10 @@ use crate::policy::Caller;
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {
     pub project: String,
-    pub home: String,
+    /// The brain home's path: the local user's, not a token holder's (it names the
+    /// server's user and folders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
     pub generation: u64,
     /// Items of every scope by status, in the order of `Status::ALL`.
     pub by_status: serde_json::Map<String, serde_json::Value>,
@@ -49,7 +52,7 @@ pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
     Ok(StatusReport {
         use_rate,
         project: brain.project.clone(),
-        home: brain.home.display().to_string(),
+        home: matches!(caller, Caller::Open).then(|| brain.home.display().to_string()),
         generation: brain.store().generation()?,
         by_status,
         signals,

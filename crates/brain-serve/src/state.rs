@@ -66,6 +66,8 @@ pub struct Pool {
     permits: Semaphore,
     /// What session starts read, kept between changes of the store (see `read_cache`).
     reads: Arc<ReadCache>,
+    /// `serve --now`: every request's moment is the server's.
+    fixed_clock: bool,
 }
 
 impl Pool {
@@ -90,6 +92,9 @@ impl Pool {
                 }
             };
             brain.serve_as(project, now);
+            if !pool.fixed_clock && chosen_by_caller(now) {
+                brain.stop_recording_reads();
+            }
             let result = work(&brain);
             pool.idle.lock().unwrap_or_else(|poison| poison.into_inner()).push(brain);
             result
@@ -98,6 +103,13 @@ impl Pool {
         .map_err(|err| BrainError::internal(format!("request task failed: {err}")))?;
         Ok(outcome?)
     }
+}
+
+/// Whether `now`, a request's moment on a server on the wall clock, is not the wall clock's
+/// (rounded by [`AppState::clock`]; a minute passing since is allowed for): the caller's
+/// `?now=`.
+fn chosen_by_caller(now: Timestamp) -> bool {
+    (Timestamp::now().as_second() - now.as_second()).abs() > 2 * CLOCK_GRANULARITY_SECS
 }
 
 /// The server's shared state.
@@ -152,6 +164,7 @@ impl AppState {
             idle: Mutex::new(vec![brain]),
             permits: Semaphore::new(pool_size),
             reads,
+            fixed_clock: fixed_now.is_some(),
         });
         let (events, _) = broadcast::channel(256);
         Ok(AppState {

@@ -990,6 +990,9 @@ fn mcp_tools_over_http_apply_the_tokens_grants_to_every_scope_and_item() {
             (status["by_status"]["draft"].clone(), status["by_status"]["approved"].clone()),
             (json!(1), json!(4))
         );
+        // The server's folders are not a token holder's business.
+        assert!(status.get("home").is_none(), "{status}");
+        assert!(!status.to_string().contains(&env.home.display().to_string()), "{status}");
         for tool in ["brain_session_start", "brain_get_memory", "brain_refresh"] {
             let text = client.call(tool, json!({})).unwrap();
             assert!(!text.contains("Beta approved beacon"), "{tool}: {text}");
@@ -1186,4 +1189,15 @@ fn a_write_cannot_choose_its_date_on_a_server_on_the_wall_clock() {
     assert!(!created.json()["created_at"].as_str().unwrap().starts_with("9999"));
     let read = server.get(&format!("/api/v2/session-start?project=demo&now={future}"));
     assert_eq!(read.status, 200, "a read may set its clock: {}", read.text());
+    // ... but leaves no use dated then: an access at 9999 would have decayed the item's
+    // strength and made it "recently used" for good.
+    let found = server.get(&format!("/api/v2/search?project=demo&q=today&now={future}"));
+    assert_eq!(found.status, 200, "{}", found.text());
+    assert!(found.text().contains("From today"), "{}", found.text());
+    let log = std::fs::read_to_string(env.home.join("access.jsonl")).unwrap_or_default();
+    assert!(!log.contains("9999"), "accesses dated by the caller: {log}");
+    let found = server.get("/api/v2/search?project=demo&q=today");
+    assert!(found.text().contains("From today"), "{}", found.text());
+    let log = std::fs::read_to_string(env.home.join("access.jsonl")).unwrap();
+    assert!(log.lines().count() == 1 && !log.contains("9999"), "a read on the server's clock is a use: {log}");
 }

@@ -19,7 +19,7 @@ pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
         return Ok(());
     }
     out.line(format!("project     {}", report.project));
-    out.line(format!("home        {}", report.home));
+    out.line(format!("home        {}", report.home.as_deref().unwrap_or_default()));
     out.line(format!("generation  {}", report.generation));
     let counts: Vec<String> = report.by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
     out.line(format!("items       {}", counts.join(", ")));
