@@ -182,13 +182,14 @@ pub(super) fn check_putty_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     Some(Finding { range: secret.start()..end, kind: "private-key" })
 }
 
-/// A signed URL's signature; not a placeholder.
-pub(super) fn check_url_signature(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+/// The `secret` group as a finding of `kind`, unless it is a placeholder (a URL's password,
+/// a signed URL's signature).
+pub(super) fn secret_unless_placeholder(caps: &Captures<'_>, kind: &'static str) -> Option<Finding> {
     let secret = caps.name("secret")?;
     if is_placeholder(secret.as_str()) {
         return None;
     }
-    Some(Finding { range: secret.range(), kind: "url-signature" })
+    Some(Finding { range: secret.range(), kind })
 }
 
 /// A URL-encoded pair whose key names a secret (as [`check_assignment`] judges keys), or
@@ -273,23 +274,15 @@ pub(super) fn check_bearer_word(_: &str, caps: &Captures<'_>) -> Option<Finding>
     Some(Finding { range: secret.range(), kind: "bearer-token" })
 }
 
-pub(super) fn check_url_password(_: &str, caps: &Captures<'_>) -> Option<Finding> {
-    let secret = caps.name("secret")?;
-    if is_placeholder(secret.as_str()) {
-        return None;
-    }
-    Some(Finding { range: secret.range(), kind: "url-password" })
-}
-
 /// [`URL_PASSWORD_WIDE`](super::patterns): not when what comes before the first `/`, `?`
 /// or `#` is a port (digits) — that is a host's port and a path.
-pub(super) fn check_url_password_wide(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+pub(super) fn check_url_password_wide(_: &str, caps: &Captures<'_>) -> Option<Finding> {
     let secret = caps.name("secret")?.as_str();
     let head = secret.split(['/', '?', '#']).next().unwrap_or_default();
     if (head.is_empty() && secret.starts_with('/')) || (!head.is_empty() && head.bytes().all(|b| b.is_ascii_digit())) {
         return None;
     }
-    check_url_password(text, caps)
+    secret_unless_placeholder(caps, "url-password")
 }
 
 /// `PWD={…}`: the braces' content, unless a placeholder.
