@@ -76,3 +76,19 @@ fn base64_blob_64k(bencher: Bencher) {
     let text: String = (0..65_536).map(|i| b"Zm9vYmFyEXAMPLE0a1B2c3D4e5F6+/"[i % 30] as char).collect();
     bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
 }
+
+/// Runs that every detector added for the third hostile round sees and rejects, each a
+/// 16 KB line of its own: URL-encoded pairs (`k%3Dv-k%3Dv…`), `&`-joined values, Oracle
+/// look-alikes and signed-URL look-alikes. A rejected match is searched again one character
+/// on, so a detector whose match ran to the end of its line was quadratic here; and runs
+/// that start many candidates made the prefilter's lazy DFA give up at its default cache.
+fn hostile_runs() -> String {
+    let line = |unit: &str| unit.repeat(65_536 / 4 / unit.len());
+    [line("k%3Dv-"), line("Pwd=Ab1&x"), line("sqlplus a/b "), line("?sig=x&")].join("\n")
+}
+
+#[divan::bench]
+fn hostile_runs_64k(bencher: Bencher) {
+    let text = hostile_runs();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}

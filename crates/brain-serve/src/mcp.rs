@@ -689,7 +689,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use to check the memory store itself: item counts by status, the current project, the store's write generation (changes with every write), the brain home, and every active signal (critical and nuclear first) the project sees."
+        description = "Use to check the memory store itself: item counts by status, the current project, the store's write generation (changes with every write), the brain home (to a local caller, not a token holder), and every active signal (critical and nuclear first) the project sees."
     )]
     async fn brain_status(
         &self,

@@ -163,23 +163,58 @@ pub(super) fn check_cli_password(_: &str, caps: &Captures<'_>) -> Option<Finding
     Some(Finding { range, kind: "cli-password" })
 }
 
-/// An Oracle login's password: always before `@db`; with nothing after it, only after the
-/// tools whose `user/password` argument is nothing but a login (`exp`, `imp`, `rman` and
-/// `dgmgrl` are also words of prose).
+/// An Oracle login's password: after the tools whose `user/password` argument is nothing
+/// but a login (`sqlplus`, `expdp`, …), with or without `@db`. After `connect` and the tools
+/// whose names are also words (`exp`, `imp`, `rman`, `dgmgrl`), only before `@db`, and not
+/// a plain word: `connect frontend/backend@v2`, `imp react/jsx@18` are prose.
 pub(super) fn check_oracle_login(text: &str, caps: &Captures<'_>) -> Option<Finding> {
     let at = caps.name("after").is_some_and(|after| after.as_str() == "@");
     let tool = caps.name("tool").map(|tool| tool.as_str().to_ascii_lowercase());
-    if !at && !matches!(tool.as_deref(), Some("sqlplus" | "sqlldr" | "sqlcl" | "expdp" | "impdp")) {
-        return None;
+    let login_tool = matches!(tool.as_deref(), Some("sqlplus" | "sqlldr" | "sqlcl" | "expdp" | "impdp"));
+    if !login_tool {
+        let secret = caps.name("secret")?.as_str();
+        let plain_word = secret.chars().all(|c| c.is_ascii_alphabetic() || c == '.');
+        if !at || plain_word {
+            return None;
+        }
     }
     check_cli_password(text, caps)
 }
 
-/// The base64 lines of a PuTTY key's private part (a last line's `\r` kept).
-pub(super) fn check_putty_key(_: &str, caps: &Captures<'_>) -> Option<Finding> {
-    let secret = caps.name("secret")?;
-    let end = secret.end() - usize::from(secret.as_str().ends_with('\r'));
-    Some(Finding { range: secret.start()..end, kind: "private-key" })
+/// The base64 lines of a PuTTY key's private part: as many as its header says (at most
+/// 999), each after a line break (or JSON's escaped `\n`) and any indent or quote mark.
+pub(super) fn check_putty_key(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+    let count: usize = caps.name("count")?.as_str().parse().ok()?;
+    let bytes = text.as_bytes();
+    let mut at = caps.get(0)?.end();
+    let (mut first, mut last) = (None, at);
+    for _ in 0..count {
+        // The line break: spaces, then `\r\n`/`\n` or their escapes.
+        while at < bytes.len() && matches!(bytes[at], b' ' | b'\t' | b'\r') {
+            at += 1;
+        }
+        if bytes[at..].starts_with(b"\n") {
+            at += 1;
+        } else if bytes[at..].starts_with(b"\\n") {
+            at += 2;
+        } else if bytes[at..].starts_with(b"\\r\\n") {
+            at += 4;
+        } else {
+            break;
+        }
+        while at < bytes.len() && matches!(bytes[at], b' ' | b'\t' | b'>' | b'#' | b'"') {
+            at += 1;
+        }
+        let run =
+            bytes[at..].iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')).count();
+        if run < 4 {
+            break;
+        }
+        first.get_or_insert(at);
+        at += run;
+        last = at;
+    }
+    Some(Finding { range: first?..last, kind: "private-key" })
 }
 
 /// The `secret` group as a finding of `kind`, unless it is a placeholder (a URL's password,
@@ -193,12 +228,13 @@ pub(super) fn secret_unless_placeholder(caps: &Captures<'_>, kind: &'static str)
 }
 
 /// A URL-encoded pair whose key names a secret (as [`check_assignment`] judges keys), or
-/// whose value is random material.
-pub(super) fn check_url_encoded_pair(_: &str, caps: &Captures<'_>) -> Option<Finding> {
+/// whose value is random material; the value ends before an encoded `&` (`%26`), and an
+/// accepted one runs on past the pattern's 128 characters to its end.
+pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.name("key")?.as_str();
     let secret = caps.name("secret")?;
-    let value = secret.as_str();
-    if is_placeholder(value) || is_literal(value) {
+    let value = until_encoded_ampersand(secret.as_str());
+    if value.is_empty() || is_placeholder(value) || is_literal(value) {
         return None;
     }
     let kind = if is_secret_key(&key_words(key), value) {
@@ -208,7 +244,20 @@ pub(super) fn check_url_encoded_pair(_: &str, caps: &Captures<'_>) -> Option<Fin
     } else {
         return None;
     };
-    Some(Finding { range: secret.range(), kind })
+    let end = if value.len() < secret.as_str().len() {
+        secret.start() + value.len()
+    } else {
+        let rest = &text[secret.end()..];
+        let run = rest.find(|c: char| c.is_whitespace() || matches!(c, '&' | '"' | '\'' | '<' | '>' | '`'));
+        secret.end() + until_encoded_ampersand(&rest[..run.unwrap_or(rest.len())]).len()
+    };
+    Some(Finding { range: secret.start()..end, kind })
+}
+
+/// `text` up to its first `%26` (an encoded `&`, either case).
+fn until_encoded_ampersand(text: &str) -> &str {
+    let end = text.as_bytes().windows(3).position(|window| window.eq_ignore_ascii_case(b"%26")).unwrap_or(text.len());
+    &text[..end]
 }
 
 /// "the admin password is hunter2": the value after a password named in prose counts when
@@ -296,12 +345,13 @@ pub(super) fn check_braced_password(_: &str, caps: &Captures<'_>) -> Option<Find
 
 pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Finding> {
     let key = caps.name("key")?;
-    let quoted = caps.name("dq").or_else(|| caps.name("sq"));
+    // `edq`: JSON inside a JSON string or a shell's double quotes (`{\"password\":\"x\"}`).
+    let quoted = caps.name("dq").or_else(|| caps.name("edq")).or_else(|| caps.name("sq"));
     let value = quoted.or_else(|| caps.name("bare"))?;
     let value_text = value.as_str();
     // In a JSON pair nothing expands `$name`: only `$NAME`, an environment variable's
     // shape, is taken for a reference there (`"password": "$ecretP4ss"` is a password).
-    let json_pair = caps.name("dq").is_some() && text[..key.start()].ends_with('"');
+    let json_pair = (caps.name("dq").is_some() || caps.name("edq").is_some()) && text[..key.start()].ends_with('"');
     let literal_dollar = json_pair
         && value_text
             .strip_prefix('$')
@@ -344,7 +394,8 @@ fn ampersand_run_end(text: &str, mut end: usize) -> usize {
         let run = rest
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | '&' | '\\'))
             .unwrap_or(rest.len());
-        if run == 0 || rest[..run].contains('=') {
+        // `&amp;` is HTML's `&`: the next pair's separator, not part of the value.
+        if run == 0 || rest[..run].contains('=') || (&rest[..run] == "amp" && rest[run..].starts_with(';')) {
             break;
         }
         end += 1 + run;
@@ -356,7 +407,9 @@ fn ampersand_run_end(text: &str, mut end: usize) -> usize {
 /// its first bytes), as JSON carries screenshots: random-looking, but no key.
 fn is_image_data(value: &str) -> bool {
     const MAGIC: &[&str] = &["data:image/", "iVBORw0KGgo", "/9j/", "R0lGODlh", "R0lGODdh", "UklGR"];
-    MAGIC.iter().any(|magic| value.starts_with(magic))
+    // The smallest image is longer than any key: a short value with an image's first bytes
+    // is judged as any other.
+    value.len() >= 64 && MAGIC.iter().any(|magic| value.starts_with(magic))
 }
 
 /// A Go module hash (`go.sum`, Terraform's `.terraform.lock.hcl`): `h1:` and the base64 of a

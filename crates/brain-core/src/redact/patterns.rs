@@ -14,12 +14,14 @@ use super::checks::*;
 
 pub(super) const PRIVATE_OPEN_TAG: &str = r"(?i-u:<private\s*>)";
 /// A PEM private key block; without its END line, the header and the base64 lines that
-/// follow it (a key pasted in part), also behind a quote's or a comment's mark (`> `, `# `,
-/// `// `). A header alone is a mention, not a key.
-const PRIVATE_KEY: &str = r"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t>#]|//|\r?\n|\\r?\\n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)";
-/// The private lines of a PuTTY key (`.ppk`): the base64 lines after `Private-Lines: N`.
-const PUTTY_KEY: &str =
-    r"(?m)Private-Lines:[ \t]*[0-9]{1,4}[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{4,}\r?$(?:\n[A-Za-z0-9+/=]{4,}\r?$)*)";
+/// follow it (a key pasted in part), the lines separated by newlines or JSON's escaped `\n`,
+/// also behind a quote's or a comment's mark (`> `, `# `, `// `, `-- `, `; `, ` * `), a
+/// line number (`cat -n`, an agent's file view: `  12→`) or a string's quotes and
+/// concatenation (`"…\n" +`). A header alone is a mention, not a key.
+const PRIVATE_KEY: &str = r#"(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:[ \t>#;*"',+→-]|//|[0-9]+[\t→]|\r?\n|\\(?:r\\)?n)+(?:(?:Proc-Type|DEK-Info|Version|Comment):[^\r\n\\]*|[A-Za-z0-9+/=]{16,}))+)"#;
+/// The header of a PuTTY key's private part (`.ppk`), `Private-Lines: N`: the check reads
+/// the N base64 lines that follow, whatever their indent, quote mark or line breaks.
+const PUTTY_KEY: &str = r"(?i-u:private-lines:)[ \t]*(?P<count>[0-9]{1,3})";
 const JWT: &str = r"(?-u:\b)eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+){0,2}";
 const ANTHROPIC_KEY: &str = r"(?:(?-u:\b)|_)sk-ant-[A-Za-z0-9_-]{20,}";
 const OPENAI_KEY: &str = r"(?:(?-u:\b)|_)sk-[A-Za-z0-9_-]{20,}";
@@ -66,7 +68,7 @@ const BRACED_PASSWORD: &str = r"(?i)(?-u:\b)(?:pwd|password)[ \t]*=[ \t]*\{(?P<s
 /// Keys and bare values (128 characters each) are bounded so that a rejected match never
 /// spans the rest of a long line: `b:b:b:…` would otherwise cost quadratic time. An
 /// accepted bare value is extended to the end of its run by [`bare_run_end`].
-const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})["']?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:<>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
+const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:\\?["'])?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|\\"(?P<edq>[^"\\\n]{0,256})\\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:<>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
 /// A command-line flag followed by its value (`--password hunter2`). (`password hunter2`
 /// without dashes, as in `.netrc`, is [`PROSE_PASSWORD`]'s.)
 const FLAG: &str = r#"(?m)(?:^|[ \t"'=(])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*)[ \t]+(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`\\<$=:-][^\s"'`\\]*))"#;
@@ -89,15 +91,17 @@ const LOGIN_PASSWORD: &str = r#"(?-u:\b)(?:(?:docker|podman|nerdctl|buildah|skop
 /// An Oracle login, `user/password@db`: after `sqlplus`, `expdp` and the other tools (where
 /// `user/password` alone logs in too), after `connect` at a line's or a `SQL>` prompt's
 /// start, and in a thin JDBC URL. The password may be double-quoted.
-const ORACLE_LOGIN: &str = r#"(?:(?i-u:\b)(?P<tool>sqlplus|sqlldr|sqlcl|expdp|impdp|exp|imp|rman|dgmgrl)(?:[ \t]+-[A-Za-z]+)*[ \t]+|(?im)(?:^|SQL>)[ \t]*conn(?:ect)?[ \t]+|(?i)jdbc:oracle:[a-z0-9]+:)["']?[A-Za-z][A-Za-z0-9_$#.]{0,127}/(?P<secret>"[^"\n]{1,128}"|[^\s@/"']{1,128})(?P<after>@|[ \t\r\n]|$)"#;
+const ORACLE_LOGIN: &str = r#"(?:(?-u:\b)(?P<tool>(?i-u:sqlplus|sqlldr|sqlcl|expdp|impdp|exp|imp|rman|dgmgrl))(?:[ \t]+-[A-Za-z]+|[ \t]+(?i-u:target|catalog|auxiliary))*[ \t]+(?i-u:userid=)?|(?-u:\b)(?i-u:target|catalog|auxiliary)[ \t]+|(?m:^|SQL>)[ \t]*(?i-u:conn(?:ect)?)[ \t]+|(?i-u:jdbc:oracle:[a-z0-9]+:))["']?[A-Za-z][A-Za-z0-9_$#.]{0,127}/(?P<secret>"[^"\n]{1,128}"|[^\s@/"']{1,128})(?P<after>@|[ \t\r\n]|$)"#;
 /// The signature of a signed URL: an Azure SAS `sig=`, S3's `X-Amz-Signature=`, Google
 /// Cloud Storage's `X-Goog-Signature=`, a generic `signature=` — anyone holding the URL
 /// holds the grant until it expires.
-const URL_SIGNATURE: &str =
-    r"(?i)[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<secret>[A-Za-z0-9%+/=_.-]{16,})";
+const URL_SIGNATURE: &str = r"(?:[?&;]|\\u0026|%26|%3[Ff])(?i-u:sig|signature|x-amz-signature|x-goog-signature)(?:=|%3[Dd])(?P<secret>[A-Za-z0-9%+/=_.~-]{16,})";
 /// A pair of a URL-encoded form or query (`password%3Dhunter2%26…`): the key's `=` is
-/// `%3D`, the value ends before `%26` (`&`).
-const URL_ENCODED_PAIR: &str = r#"(?i)(?:(?-u:\b)|%26|%3F|%20)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})%3D(?P<secret>(?:[^\s%&"'<>`]|%[013-9A-Fa-f][0-9A-Fa-f]|%2[0-57-9A-Fa-f])+)"#;
+/// `%3D`; the value ends before `%26` (`&`), which the check finds. Bounded as
+/// [`ASSIGNMENT`] is: a rejected match is searched again one character on, and an
+/// unbounded value would make a long run of pairs quadratic.
+const URL_ENCODED_PAIR: &str =
+    r#"(?:(?-u:\b)|%26|%3[Ff]|%20)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})%3[Dd](?P<secret>[^\s&"'<>`]{1,128})"#;
 /// `curl -u user:password`.
 const CURL_USER: &str = r#"(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']*:(?P<secret>[^\s"']+)"#;
 
@@ -157,7 +161,13 @@ pub(super) const PRIVATE_OPEN_TAG_INDEX: usize = 0;
 /// detectors can match at all.
 pub(super) static PATTERNS: LazyLock<RegexSet> = LazyLock::new(|| {
     let patterns = std::iter::once(PRIVATE_OPEN_TAG).chain(DETECTORS.iter().map(|detector| detector.pattern));
-    RegexSet::new(patterns).expect("redaction patterns are valid")
+    // The lazy DFA's cache: at the default 2 MiB, runs that start many candidates (`k%3Dv-`,
+    // `sqlplus a/b ` repeated) made it give up and fall back to a slower engine, 100 times
+    // the clean-text cost. 16 MiB at most, per thread that redacts.
+    regex::RegexSetBuilder::new(patterns)
+        .dfa_size_limit(16 * 1024 * 1024)
+        .build()
+        .expect("redaction patterns are valid")
 });
 
 /// The detectors' regexes, compiled once, in [`DETECTORS`] order.

@@ -108,8 +108,12 @@ struct HookConfig {
     invalid_project_file: Option<String>,
 }
 
-/// The most characters of the configuration error shown to a session.
-const CONFIG_ERROR_CHARS: usize = 400;
+/// What a session is told when the repository's `.brain.toml` was set aside. The error
+/// itself goes to the log only: its text comes from the repository (a key's name is quoted
+/// as written), and the agent reads what the hook gives as brain's own.
+const INVALID_PROJECT_FILE_LEAD: &str = "brain: this repository's .brain.toml is invalid and was set aside: this \
+     session has the memory of the project named by its folder, with the user's settings \
+     (`brain status` in the repository shows the error).";
 
 impl HookConfig {
     fn load(context: &Context) -> HookConfig {
@@ -161,21 +165,16 @@ impl Started {
     }
 
     /// The session start for `request` within `cap`; led, when the repository's
-    /// configuration was set aside, by a paragraph saying so (within the cap too).
+    /// configuration was set aside, by a paragraph saying so — when it fits beside the whole
+    /// working memory: the urgent signals come first.
     fn working_memory(&mut self, request: SessionRequest, cap: SizeCap) -> BrainResult<SessionStart> {
-        let lead = match &self.invalid_project_file {
-            Some(why) => {
-                let why: String = why.chars().take(CONFIG_ERROR_CHARS).collect();
-                format!(
-                    "brain: this repository's configuration is invalid, so this session was given the memory \
-                     of the project named by its folder, with the user's settings (`brain status` in the \
-                     repository shows the error): {why}\n\n"
-                )
+        let mut start = self.brain()?.session_start(&within(request, cap))?;
+        if self.invalid_project_file.is_some() {
+            let led = format!("{INVALID_PROJECT_FILE_LEAD}\n\n{}", start.text);
+            if cap.fits(&led) {
+                start.text = led;
             }
-            None => String::new(),
-        };
-        let mut start = self.brain()?.session_start(&within(request, cap.less(&lead)))?;
-        start.text.insert_str(0, &lead);
+        }
         Ok(start)
     }
 

@@ -84,8 +84,7 @@ fn a_hook_under_a_hostile_project_file_sets_it_aside_says_why_and_logs_it() {
     let context = payload["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
     // The file is set aside whole (its project too): the session gets the folder's project
     // and is told why.
-    assert!(context.starts_with("brain: this repository's configuration is invalid"), "{context}");
-    assert!(context.contains("`serve.listen` is not allowed in a project file"), "{context}");
+    assert!(context.starts_with("brain: this repository's .brain.toml is invalid"), "{context}");
     assert!(context.contains("# Working memory: cloned-repo\n") && !context.contains("innocent\n"), "{context}");
     let log = std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap();
     assert!(log.contains("`serve.listen` is not allowed in a project file"), "{log}");
