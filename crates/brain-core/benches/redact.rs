@@ -78,13 +78,21 @@ fn base64_blob_64k(bencher: Bencher) {
 }
 
 /// Runs that every detector added for the third hostile round sees and rejects, each a
-/// 16 KB line of its own: URL-encoded pairs (`k%3Dv-k%3Dv…`), `&`-joined values, Oracle
-/// look-alikes and signed-URL look-alikes. A rejected match is searched again one character
+/// 13 KB line of its own: URL-encoded pairs (`k%3Dv-k%3Dv…`), `&`-joined values, Oracle
+/// look-alikes, signed-URL look-alikes and a prose password's label repeated. A rejected match is searched again one character
 /// on, so a detector whose match ran to the end of its line was quadratic here; and runs
 /// that start many candidates made the prefilter's lazy DFA give up at its default cache.
 fn hostile_runs() -> String {
-    let line = |unit: &str| unit.repeat(65_536 / 4 / unit.len());
-    [line("k%3Dv-"), line("Pwd=Ab1&x"), line("sqlplus a/b "), line("?sig=x&")].join("\n")
+    let line = |unit: &str| unit.repeat(65_536 / 5 / unit.len());
+    [line("k%3Dv-"), line("Pwd=Ab1&x"), line("sqlplus a/b "), line("?sig=x&"), line("password:Ab1&")].join("\n")
+}
+
+/// One of [`hostile_runs`]' lines alone: a prose password's label repeated with `&`
+/// between (`password:Ab1&password:Ab1&…`), each value read to the end of its run.
+#[divan::bench]
+fn hostile_password_run_16k(bencher: Bencher) {
+    let text = "password:Ab1&".repeat(16_384 / 13);
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
 }
 
 #[divan::bench]

@@ -10,7 +10,7 @@ use super::checks::bare_aws_secrets;
 use super::patterns::{
     DETECTOR_REGEXES, DETECTORS, Finding, PATTERNS, PRIVATE_OPEN_TAG_INDEX, PRIVATE_TAG, PROSE_PASSWORD_DETECTOR,
 };
-use super::prose::check_prose_password;
+use super::prose::{WordEnds, check_prose_password};
 use super::{KINDS, PRIVATE_BLOCK, Redacted, Redaction};
 
 /// Runs the whole transform; `None` when the text is clean (nothing to drop or redact).
@@ -106,7 +106,9 @@ fn find_secrets(text: &str, may_match: impl Fn(usize) -> bool) -> Vec<Finding> {
         // Its matches end at the separator and a value may hold another label with its own
         // value (`--password "the password "X""`): searched again from the separator.
         let detector = &PROSE_PASSWORD_DETECTOR.detector;
-        run_detector(text, detector, check_prose_password, Resume::AfterMatch, &mut findings);
+        let mut words = WordEnds::default();
+        let check = |text: &str, caps: &Captures<'_>| check_prose_password(text, caps, &mut words);
+        run_detector(text, detector, check, Resume::AfterMatch, &mut findings);
     }
     // Markers first, then merging: a finding that touches a marker (a private-key block run
     // on through `[REDACTED:jwt]`) must not take a secret it overlaps down with it.
@@ -126,7 +128,7 @@ enum Resume {
 fn run_detector(
     text: &str,
     regex: &Regex,
-    check: fn(&str, &Captures<'_>) -> Option<Finding>,
+    mut check: impl FnMut(&str, &Captures<'_>) -> Option<Finding>,
     resume: Resume,
     findings: &mut Vec<Finding>,
 ) {
