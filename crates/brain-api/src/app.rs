@@ -336,7 +336,16 @@ impl Brain {
         // message quotes a secret either.
         let redacted = brain_core::redact::redact_item(item);
         item.title = item.title.trim().to_string();
-        item.validate()?;
+        item.validate().map_err(|mut err| {
+            // A text within its limit can pass it once its secrets are markers: say why.
+            if redacted > 0 {
+                err.message.push_str(&format!(
+                    " once redacted ({redacted} field{} held secrets, each now a [REDACTED:kind] marker, and the markers count)",
+                    if redacted == 1 { "" } else { "s" }
+                ));
+            }
+            BrainError::from(err)
+        })?;
         item.tokens = u32::try_from(self.counter.count(&item.rendered_text())).unwrap_or(u32::MAX);
         Ok(redacted)
     }

@@ -54,6 +54,22 @@ fn content_over_the_limit_is_rejected() {
     rejects(&env, &["remember", "--title", "big"], Some(content.into_bytes()), "invalid content: has 20001 characters");
 }
 
+/// Markers are longer than the short secrets they replace: a text within the limit that its
+/// markers push past it is refused (nothing is cut), and the error says why.
+#[test]
+fn content_its_redaction_markers_push_over_the_limit_is_refused_saying_why() {
+    let env = Env::new();
+    let secret = "password=Xk9mQ2vL ";
+    let content = format!("{}{}", secret.repeat(20), "y".repeat(20_000 - secret.len() * 20));
+    assert_eq!(content.chars().count(), 20_000);
+    rejects(
+        &env,
+        &["remember", "--title", "big"],
+        Some(content.into_bytes()),
+        "once redacted (1 field held secrets, each now a [REDACTED:kind] marker, and the markers count)",
+    );
+}
+
 #[test]
 fn non_utf8_stdin_is_rejected() {
     let env = Env::new();
