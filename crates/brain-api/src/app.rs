@@ -45,6 +45,9 @@ pub struct Brain {
     /// Whether reads record their accesses (`crate::access_log`): not when the moment is a
     /// remote caller's choice, which would date uses (and the strength kept with them) at it.
     pub(crate) record_reads: bool,
+    /// The folder holding the project name this folder chose, when this folder was given a
+    /// project of its own instead (`config::folders`).
+    pub(crate) project_held_by: Option<PathBuf>,
 }
 
 /// Outcome of `brain migrate --to`.
@@ -187,19 +190,25 @@ impl Brain {
         };
         let location = store_location(&context.home, &context.env, &loaded.config)?;
         let store = Store::open(&location, create, page_reads)?;
-        let project =
-            config::resolve_project(context.project.as_deref(), loaded.project_from_file.as_deref(), &context.cwd)?;
+        let tied = config::project_here(
+            &context.home,
+            context.project.as_deref(),
+            loaded.project_from_file.as_deref(),
+            &context.cwd,
+            true,
+        )?;
         let counter: TokenCounter =
             loaded.config.tokenizer.parse().map_err(|err: String| BrainError::Config { message: err, hint: None })?;
         Ok(Brain {
             home: context.home.clone(),
             config: loaded.config,
-            project,
+            project: tied.project,
             now: context.now,
             store,
             counter,
             reads: None,
             record_reads: true,
+            project_held_by: tied.held_by,
         })
     }
 
@@ -241,6 +250,12 @@ impl Brain {
         &self.project
     }
 
+    /// The folder holding the project name this folder chose, when this folder was given a
+    /// project of its own instead (`config::folders`).
+    pub fn project_held_by(&self) -> Option<&Path> {
+        self.project_held_by.as_deref()
+    }
+
     /// "Now" for everything this brain decides (`--now` in tests).
     pub fn now(&self) -> Timestamp {
         self.now
@@ -255,6 +270,7 @@ impl Brain {
     /// one request).
     pub fn serve_as(&mut self, project: String, now: Timestamp) {
         self.project = project;
+        self.project_held_by = None;
         self.now = now;
         self.record_reads = true;
     }

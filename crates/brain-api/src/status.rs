@@ -15,6 +15,10 @@ use crate::policy::Caller;
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {
     pub project: String,
+    /// The folder that holds the project name this folder chose, when this folder was given
+    /// a project of its own instead (`config::folders`; the local user's only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_name_held_by: Option<String>,
     /// The brain home's path: the local user's, not a token holder's (it names the
     /// server's user and folders).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,6 +56,11 @@ pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
     Ok(StatusReport {
         use_rate,
         project: brain.project.clone(),
+        project_name_held_by: brain
+            .project_held_by
+            .as_ref()
+            .filter(|_| matches!(caller, Caller::Open))
+            .map(|folder| folder.display().to_string()),
         home: matches!(caller, Caller::Open).then(|| brain.home.display().to_string()),
         generation: brain.store().generation()?,
         by_status,

@@ -240,7 +240,7 @@ pub fn extract(
     for candidate in &candidates {
         shards.entry(&candidate.shard).or_insert_with(|| Shard::load(home, &candidate.shard));
     }
-    let results = read_all(options.host, &candidates, &shards, on_file);
+    let results = read_all(home, options.host, &candidates, &shards, on_file);
     let mut changed: BTreeMap<&str, Vec<SessionState>> = BTreeMap::new();
     for (candidate, result) in candidates.iter().zip(&results) {
         if let Ok((state, false)) = result {
@@ -397,6 +397,7 @@ type ReadResult = std::io::Result<(SessionState, bool)>;
 
 /// Reads every candidate on all cores. Each result says whether the saved state was reused.
 fn read_all(
+    home: &Path,
     host: Host,
     candidates: &[Candidate],
     shards: &BTreeMap<&str, Shard>,
@@ -408,7 +409,7 @@ fn read_all(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
-                let mut projects = ProjectNames::default();
+                let mut projects = ProjectNames::new(home);
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
                     let Some(candidate) = candidates.get(index) else {
@@ -448,24 +449,31 @@ fn read_one(
 }
 
 /// Project names of working directories, remembered (SPEC §2.6 where the folder exists here:
-/// `.brain.toml`, the git root's name, the folder's name; else the path's last component).
-#[derive(Default)]
+/// `.brain.toml`, the git root's name, the folder's name, and the folder's own project when
+/// that name is tied to other folders (`config::folders`; a capture ties nothing); else the
+/// path's last component).
 pub struct ProjectNames {
+    home: PathBuf,
     known: HashMap<String, String>,
 }
 
 impl ProjectNames {
+    /// Names checked against the ties of `home`.
+    pub fn new(home: &Path) -> ProjectNames {
+        ProjectNames { home: home.to_path_buf(), known: HashMap::new() }
+    }
+
     pub fn name_of(&mut self, cwd: &str) -> String {
         if let Some(name) = self.known.get(cwd) {
             return name.clone();
         }
-        let name = project_of_cwd(cwd);
+        let name = project_of_cwd(&self.home, cwd);
         self.known.insert(cwd.to_string(), name.clone());
         name
     }
 }
 
-fn project_of_cwd(cwd: &str) -> String {
+fn project_of_cwd(home: &Path, cwd: &str) -> String {
     let path = Path::new(cwd);
     if path.is_dir() {
         let from_file = config::find_upwards(path, config::PROJECT_CONFIG_FILE)
@@ -473,7 +481,12 @@ fn project_of_cwd(cwd: &str) -> String {
             .and_then(|text| text.parse::<toml::Table>().ok())
             .and_then(|table| table.get("project").and_then(|v| v.as_str()).map(str::to_string));
         if let Ok(name) = config::resolve_project(None, from_file.as_deref(), path) {
-            return config::sanitize_project_name(&redact_str(&name));
+            let name = config::sanitize_project_name(&redact_str(&name));
+            // An unreadable ties file: the session is filed under no name a folder chose.
+            return match config::folders::tie(home, &name, path, false) {
+                Ok(tied) => tied.project,
+                Err(_) => config::folders::own_project(&name, path),
+            };
         }
     }
     let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or("");
@@ -510,7 +523,7 @@ mod tests {
 
     #[test]
     fn a_project_is_the_last_component_of_a_foreign_path() {
-        assert_eq!(project_of_cwd("/nowhere/at/all/agenticore"), "agenticore");
-        assert_eq!(project_of_cwd("/nowhere/My Repo/"), "My-Repo");
+        assert_eq!(project_of_cwd(Path::new("/nowhere/home"), "/nowhere/at/all/agenticore"), "agenticore");
+        assert_eq!(project_of_cwd(Path::new("/nowhere/home"), "/nowhere/My Repo/"), "My-Repo");
     }
 }

@@ -229,7 +229,7 @@ fn capture_one(
     let session_id = store::session_id_of(options.host, transcript_path);
     let mut shard = store::Shard::load(home, &store::shard_of(options.host, transcript_path));
     let prior = shard.get(&session_id).cloned();
-    let mut projects = extract::ProjectNames::default();
+    let mut projects = extract::ProjectNames::new(home);
     let state = transcript::scan(
         transcript_path,
         options.host,

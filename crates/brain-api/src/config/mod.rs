@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{BrainError, BrainResult};
 
 pub mod ai;
+pub mod folders;
 
 pub use ai::AiConfig;
 pub use brain_core::keeper::config::VaultConfig;
@@ -830,6 +831,23 @@ pub fn resolve_project(explicit: Option<&str>, from_file: Option<&str>, cwd: &Pa
     let folder = find_upwards(cwd, ".git").and_then(|git| git.parent().map(Path::to_path_buf)).unwrap_or(cwd.into());
     let raw = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     Ok(sanitize_project_name(&raw))
+}
+
+/// The current project of `cwd` (SPEC §2.6), checked against the folders its name is tied to
+/// when the folder chose it ([`folders`]; `record` ties a first use). A name given on the
+/// command line or in `BRAIN_PROJECT` is taken as given.
+pub fn project_here(
+    home: &Path,
+    explicit: Option<&str>,
+    from_file: Option<&str>,
+    cwd: &Path,
+    record: bool,
+) -> BrainResult<folders::Tied> {
+    let name = resolve_project(explicit, from_file, cwd)?;
+    if explicit.is_some() || !home.is_dir() {
+        return Ok(folders::Tied { project: name, held_by: None });
+    }
+    folders::tie(home, &name, cwd, record)
 }
 
 /// Turns a folder name into a valid project name: disallowed characters become `-`.

@@ -81,6 +81,8 @@ pub enum Command {
     Doctor(commands::doctor::Args),
     /// The project, the store's generation, items by status and every active signal
     Status(commands::brain_status::Args),
+    /// The folders each project name is tied to: link, unlink, list
+    Project(commands::project::Args),
     /// Print the layered brain document (what an agent should know), within a token budget
     Brain(commands::brain::Args),
     /// Assemble a context profile: brain, claude-md, session-start or agent
@@ -240,6 +242,7 @@ fn execute(cli: Cli, command_name: &str) -> BrainResult<()> {
         Command::Plugin(args) => commands::plugin::run(&context, args, json),
         Command::Serve(args) => commands::serve::run(&context, args, cli.now.is_some()),
         Command::Token(args) => commands::token::run(&context, args, json),
+        Command::Project(args) => commands::project::run(&context, args, json),
         Command::Sync(args) => commands::sync::run(&context, args, json),
         Command::Migrate(args) => commands::migrate::run(&context, args, json),
     }

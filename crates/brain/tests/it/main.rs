@@ -14,6 +14,7 @@ mod hosts;
 mod lean_assembly;
 mod mcp;
 mod mcp_support;
+mod project_ties;
 mod real_hosts;
 mod release;
 mod reliability;

@@ -19,6 +19,11 @@ pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
         return Ok(());
     }
     out.line(format!("project     {}", report.project));
+    if let Some(folder) = &report.project_name_held_by {
+        out.line(format!(
+            "            (this folder's project name is held by {folder}; `brain project link` here shares it)"
+        ));
+    }
     out.line(format!("home        {}", report.home.as_deref().unwrap_or_default()));
     out.line(format!("generation  {}", report.generation));
     let counts: Vec<String> = report.by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();

@@ -25,6 +25,7 @@ pub mod mcp;
 pub mod migrate;
 pub mod pin;
 pub mod plugin;
+pub mod project;
 pub mod remember;
 pub mod review;
 pub mod search;

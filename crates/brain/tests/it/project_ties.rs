@@ -1,0 +1,65 @@
+//! A project name is tied to the folders that use it (`brain_api::config::folders`): a
+//! repository cloned from elsewhere that names one of the user's projects gets a project of
+//! its own, not that project's memory, until the user links it.
+
+use crate::Env;
+
+fn session_start_in(env: &Env, folder: &std::path::Path) -> String {
+    let output = env
+        .brain()
+        .current_dir(folder)
+        .args(["session-start", "--format", "text", "--task", "deploy"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_clone_naming_another_folders_project_gets_its_own_until_linked() {
+    let env = Env::new();
+    env.remember(&["--title", "Deploy credentials live in the ops vault", "--content", "ask ops for the deploy vault"]);
+    env.remember(&["--scope", "global", "--title", "Deploy only from a clean tree", "--content", "a global lesson"]);
+    assert!(session_start_in(&env, &env.project_dir).contains("ops vault"), "the project's own folder");
+
+    // A repository from elsewhere, cloned into a folder of its own, names the same project.
+    let clone = env.dir.path().join("Downloads/demo");
+    std::fs::create_dir_all(clone.join(".git")).unwrap();
+    std::fs::write(clone.join(".git/config"), "[remote \"origin\"]\n\turl = https://example.com/x/demo.git\n").unwrap();
+    std::fs::write(clone.join(".brain.toml"), "project = \"demo\"\n").unwrap();
+    let given = session_start_in(&env, &clone);
+    assert!(!given.contains("ops vault"), "another folder's project memory reached the clone:\n{given}");
+    assert!(given.contains("clean tree"), "global memory is the user's everywhere:\n{given}");
+
+    let status = env.brain().current_dir(&clone).args(["status", "--json"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let own = status["project"].as_str().unwrap().to_string();
+    assert!(own.starts_with("demo.") && own != "demo", "{status}");
+    let held_by = std::fs::canonicalize(&env.project_dir).unwrap();
+    assert_eq!(status["project_name_held_by"], held_by.display().to_string(), "{status}");
+
+    // What the clone's session writes stays in its own project.
+    let id = env.json(&["remember", "--title", "from the clone", "--content", "x"]);
+    assert_eq!(id["scope"], "project/demo", "the project's folder still writes to demo");
+    let output = env
+        .brain()
+        .current_dir(&clone)
+        .args(["remember", "--title", "Clone note", "--content", "y", "--json"])
+        .output()
+        .unwrap();
+    let item: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(item["scope"], format!("project/{own}"), "{item}");
+
+    // The user links it: it shares the project from now on; unlinked, it is on its own again.
+    env.brain().current_dir(&clone).args(["project", "link"]).assert().success();
+    assert!(session_start_in(&env, &clone).contains("ops vault"));
+    let listed = env.json(&["project", "list"]);
+    assert_eq!(listed["demo"].as_array().unwrap().len(), 2, "{listed}");
+    env.brain().current_dir(&clone).args(["project", "unlink"]).assert().success();
+    assert!(!session_start_in(&env, &clone).contains("ops vault"));
+
+    // A name the user gives is the user's choice.
+    let output = env.brain().current_dir(&clone).args(["--project", "demo", "status", "--json"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(status["project"], "demo", "{status}");
+}
