@@ -31,6 +31,15 @@ pub struct Context {
     pub env: config::Environment,
 }
 
+impl Context {
+    /// The current project of this context with its configuration `loaded`: `--project`, else
+    /// the name the folder chose, checked against the folders it is tied to (a first use ties
+    /// it; see `config::folders`).
+    pub fn project_here(&self, loaded: &config::Loaded) -> BrainResult<config::folders::Tied> {
+        config::project_here(&self.home, self.project.as_deref(), loaded.project_from_file.as_deref(), &self.cwd, true)
+    }
+}
+
 /// An opened brain: home, configuration, project and store.
 pub struct Brain {
     pub(crate) home: PathBuf,
@@ -190,13 +199,7 @@ impl Brain {
         };
         let location = store_location(&context.home, &context.env, &loaded.config)?;
         let store = Store::open(&location, create, page_reads)?;
-        let tied = config::project_here(
-            &context.home,
-            context.project.as_deref(),
-            loaded.project_from_file.as_deref(),
-            &context.cwd,
-            true,
-        )?;
+        let tied = context.project_here(&loaded)?;
         let counter: TokenCounter =
             loaded.config.tokenizer.parse().map_err(|err: String| BrainError::Config { message: err, hint: None })?;
         Ok(Brain {

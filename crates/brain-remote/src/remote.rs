@@ -230,14 +230,7 @@ impl RemoteBrain {
     ) -> BrainResult<RemoteBrain> {
         refuse_token_in_clear(&target)?;
         let loaded = config::load(&context.home, &context.cwd, &context.env)?;
-        let project = config::project_here(
-            &context.home,
-            context.project.as_deref(),
-            loaded.project_from_file.as_deref(),
-            &context.cwd,
-            true,
-        )?
-        .project;
+        let project = context.project_here(&loaded)?.project;
         let timeout =
             timeout.unwrap_or(Duration::from_millis(loaded.config.remote.timeout_ms)).max(Duration::from_millis(1));
         let agent = http_agent(&target.base_url, timeout);
