@@ -57,6 +57,8 @@ pub struct Brain {
     /// The folder holding the project name this folder chose, when this folder was given a
     /// project of its own instead (`config::folders`).
     pub(crate) project_held_by: Option<PathBuf>,
+    /// Why the project ties could not be read (the folder then has a project of its own).
+    pub(crate) project_ties_error: Option<String>,
 }
 
 /// Outcome of `brain migrate --to`.
@@ -212,6 +214,7 @@ impl Brain {
             reads: None,
             record_reads: true,
             project_held_by: tied.held_by,
+            project_ties_error: tied.unreadable,
         })
     }
 
@@ -274,6 +277,7 @@ impl Brain {
     pub fn serve_as(&mut self, project: String, now: Timestamp) {
         self.project = project;
         self.project_held_by = None;
+        self.project_ties_error = None;
         self.now = now;
         self.record_reads = true;
     }

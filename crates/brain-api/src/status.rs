@@ -19,6 +19,9 @@ pub struct StatusReport {
     /// a project of its own instead (`config::folders`; the local user's only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project_name_held_by: Option<String>,
+    /// Why the project ties could not be read: this folder then has a project of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_ties_error: Option<String>,
     /// The brain home's path: the local user's, not a token holder's (it names the
     /// server's user and folders).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,6 +64,7 @@ pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
             .as_ref()
             .filter(|_| matches!(caller, Caller::Open))
             .map(|folder| folder.display().to_string()),
+        project_ties_error: brain.project_ties_error.clone().filter(|_| matches!(caller, Caller::Open)),
         home: matches!(caller, Caller::Open).then(|| brain.home.display().to_string()),
         generation: brain.store().generation()?,
         by_status,

@@ -40,64 +40,109 @@ struct Ties {
 /// The project of a folder whose name came from the folder itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tied {
-    /// The project to use: the name, or the folder's own when the name is held elsewhere.
+    /// The project to use: the name, or the folder's own when the name is held elsewhere (or
+    /// the ties cannot be read).
     pub project: String,
     /// The folder holding the name, when this folder was given a project of its own.
     pub held_by: Option<PathBuf>,
+    /// Why the ties could not be read, when they could not: every folder then has a project
+    /// of its own (no folder reads a project it may not hold) until the file is mended.
+    pub unreadable: Option<String>,
+}
+
+/// What the ties say of a folder naming a project.
+enum Decision {
+    /// The folder holds the name (or may share it); `Some` when that is to be recorded.
+    Ours(Option<PathBuf>),
+    /// Another folder holds it.
+    HeldBy(PathBuf),
 }
 
 /// The project for `name`, which the folder of `cwd` chose: `name` when this folder holds
-/// it or may share it (recording the tie when `record`), else the folder's own project.
+/// it or may share it (recording the tie when `record`), else the folder's own project,
+/// whose name is then held by this folder.
 pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> BrainResult<Tied> {
     let root = root_of(cwd);
-    let mut ties = load(home)?;
-    let ours = Tied { project: name.to_string(), held_by: None };
-    let Some(folders) = ties.projects.get_mut(name) else {
-        if record {
-            ties.projects.insert(name.to_string(), vec![root]);
-            record_tie(home, &ties);
-        }
-        return Ok(ours);
+    let own = |held_by: Option<PathBuf>, unreadable: Option<String>| Tied {
+        project: own_project_of_root(name, &root),
+        held_by,
+        unreadable,
     };
-    if folders.contains(&root) {
-        return Ok(ours);
+    let ties = match load(home) {
+        Ok(ties) => ties,
+        Err(err) => return Ok(own(None, Some(err.to_string()))),
+    };
+    let decision = decide(&ties, name, &root);
+    let tied = match &decision {
+        Decision::Ours(_) => Tied { project: name.to_string(), held_by: None, unreadable: None },
+        Decision::HeldBy(folder) => own(Some(folder.clone()), None),
+    };
+    let unrecorded = match &decision {
+        Decision::Ours(new) => new.is_some(),
+        Decision::HeldBy(_) => !ties.projects.contains_key(&tied.project),
+    };
+    if record && unrecorded {
+        // Under the lock, from the file as it is now (another process may have tied the name
+        // meanwhile): best-effort, so a home that refuses writes still serves.
+        let _ = update(home, |ties| match decide(ties, name, &root) {
+            Decision::Ours(Some(root)) => {
+                add_folder(ties.projects.entry(name.to_string()).or_default(), root);
+                true
+            }
+            Decision::Ours(None) => false,
+            // A folder's own project is held by it, so no other folder can name it.
+            Decision::HeldBy(_) => {
+                let own = own_project_of_root(name, &root);
+                let fresh = !ties.projects.contains_key(&own);
+                ties.projects.entry(own).or_insert_with(|| vec![root.clone()]);
+                fresh
+            }
+        });
     }
-    let here = GitIdentity::of(&root);
-    if !here.is_empty() && folders.iter().any(|folder| here.shares(&GitIdentity::of(folder), folder)) {
-        if record {
-            add_folder(folders, root);
-            record_tie(home, &ties);
-        }
-        return Ok(ours);
-    }
-    let held_by = folders.first().cloned();
-    Ok(Tied { project: own_project_of_root(name, &root), held_by })
+    Ok(tied)
 }
 
-/// Ties `name` to the folder of `cwd` (`brain project link`); returns the folders that hold it.
+/// Whether the folder `root` may use `name` by the ties.
+fn decide(ties: &Ties, name: &str, root: &Path) -> Decision {
+    let Some(folders) = ties.projects.get(name) else { return Decision::Ours(Some(root.to_path_buf())) };
+    if folders.iter().any(|folder| folder == root) {
+        return Decision::Ours(None);
+    }
+    let here = GitIdentity::of(root);
+    if !here.is_empty() && folders.iter().any(|folder| here.shares(&GitIdentity::of(folder), folder)) {
+        return Decision::Ours(Some(root.to_path_buf()));
+    }
+    Decision::HeldBy(folders.first().cloned().unwrap_or_default())
+}
+
+/// Ties `name` to the folder of `cwd` (`brain project link`); returns the folders that hold
+/// it. An unreadable ties file is replaced (the error says what it held is gone).
 pub fn link(home: &Path, name: &str, cwd: &Path) -> BrainResult<Vec<PathBuf>> {
-    let mut ties = load(home)?;
-    let folders = ties.projects.entry(name.to_string()).or_default();
-    add_folder(folders, root_of(cwd));
-    let folders = folders.clone();
-    save(home, &ties)?;
+    let root = root_of(cwd);
+    let mut folders = Vec::new();
+    update_or_replace(home, |ties| {
+        let entry = ties.projects.entry(name.to_string()).or_default();
+        add_folder(entry, root.clone());
+        folders = entry.clone();
+        true
+    })?;
     Ok(folders)
 }
 
 /// Unties `name` from the folder of `cwd`; returns whether it was tied there.
 pub fn unlink(home: &Path, name: &str, cwd: &Path) -> BrainResult<bool> {
-    let mut ties = load(home)?;
     let root = root_of(cwd);
-    let Some(folders) = ties.projects.get_mut(name) else { return Ok(false) };
-    let before = folders.len();
-    folders.retain(|folder| *folder != root);
-    let removed = folders.len() < before;
-    if folders.is_empty() {
-        ties.projects.remove(name);
-    }
-    if removed {
-        save(home, &ties)?;
-    }
+    let mut removed = false;
+    update(home, |ties| {
+        let Some(folders) = ties.projects.get_mut(name) else { return false };
+        let before = folders.len();
+        folders.retain(|folder| *folder != root);
+        removed = folders.len() < before;
+        if folders.is_empty() {
+            ties.projects.remove(name);
+        }
+        removed
+    })?;
     Ok(removed)
 }
 
@@ -106,10 +151,37 @@ pub fn list(home: &Path) -> BrainResult<BTreeMap<String, Vec<PathBuf>>> {
     Ok(load(home)?.projects)
 }
 
-/// Records a first use, as far as the home lets it: a home that refuses writes (read-only,
-/// full) still serves what it holds, and the tie is recorded by a later use.
-fn record_tie(home: &Path, ties: &Ties) {
-    let _ = save(home, ties);
+/// Changes the ties under the home's lock: `change` says whether it changed anything.
+fn update(home: &Path, change: impl FnOnce(&mut Ties) -> bool) -> BrainResult<()> {
+    let _lock = lock(home)?;
+    let mut ties = load(home)?;
+    if change(&mut ties) { save(home, &ties) } else { Ok(()) }
+}
+
+/// As [`update`], starting afresh when the file cannot be read (`brain project link` mends it).
+fn update_or_replace(home: &Path, change: impl FnOnce(&mut Ties) -> bool) -> BrainResult<()> {
+    let _lock = lock(home)?;
+    let mut ties = match load(home) {
+        Ok(ties) => ties,
+        Err(err) => {
+            eprintln!("warning: {err}; it is replaced by the tie made now");
+            Ties::default()
+        }
+    };
+    if change(&mut ties) { save(home, &ties) } else { Ok(()) }
+}
+
+/// The home's lock of the ties (`project-folders.lock`), held until dropped.
+fn lock(home: &Path) -> BrainResult<std::fs::File> {
+    let path = home.join("project-folders.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|err| BrainError::internal(format!("cannot open {}: {err}", path.display())))?;
+    file.lock().map_err(|err| BrainError::internal(format!("cannot lock {}: {err}", path.display())))?;
+    Ok(file)
 }
 
 fn add_folder(folders: &mut Vec<PathBuf>, root: PathBuf) {
@@ -168,6 +240,12 @@ fn load(home: &Path) -> BrainResult<Ties> {
 fn save(home: &Path, ties: &Ties) -> BrainResult<()> {
     let file = path(home);
     let text = serde_json::to_string_pretty(ties).map_err(|err| BrainError::internal(err.to_string()))?;
+    if text.len() as u64 >= MAX_FILE_BYTES {
+        return Err(BrainError::user(format!(
+            "{} would pass {MAX_FILE_BYTES} bytes: not written (`brain project unlink` in folders gone for good)",
+            file.display()
+        )));
+    }
     let temp = crate::fsio::temp_path(&file);
     std::fs::write(&temp, text + "\n").and_then(|()| std::fs::rename(&temp, &file)).map_err(|err| {
         let _ = std::fs::remove_file(&temp);
@@ -185,18 +263,15 @@ struct GitIdentity {
 
 impl GitIdentity {
     fn of(root: &Path) -> GitIdentity {
-        let Some(dot_git) = super::find_upwards(root, ".git") else { return GitIdentity::default() };
-        let common_dir = if dot_git.is_dir() {
+        let Some(dot_git) = git_entry(root) else { return GitIdentity::default() };
+        let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return GitIdentity::default() };
+        let common_dir = if meta.is_dir() {
             Some(dot_git)
+        } else if meta.is_file() {
+            worktree_common_dir(&dot_git)
         } else {
-            read_small(&dot_git).and_then(|text| {
-                let target = text.strip_prefix("gitdir:")?.trim();
-                let git_dir = dot_git.parent()?.join(target);
-                match read_small(&git_dir.join("commondir")) {
-                    Some(common) => Some(git_dir.join(common.trim())),
-                    None => Some(git_dir),
-                }
-            })
+            // A link: git never makes one, an archive can point it at another repository.
+            None
         };
         let common_dir = common_dir.map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir));
         let origin =
@@ -220,6 +295,42 @@ impl GitIdentity {
                     .is_ok_and(|path| path == folder || Some(&path) == other.common_dir.as_ref())
         });
         same_dir || same_origin || cloned_from_folder
+    }
+}
+
+/// The `.git` of the repository `root` is in: at `root`, or in an ancestor below the user's
+/// home folder (a repository of the home itself, such as dotfiles, would make every folder
+/// under it one repository).
+fn git_entry(root: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|home| std::fs::canonicalize(home).ok());
+    for dir in root.ancestors() {
+        if dir != root && home.as_deref().is_some_and(|home| home.starts_with(dir)) {
+            return None;
+        }
+        let candidate = dir.join(".git");
+        if std::fs::symlink_metadata(&candidate).is_ok() {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+/// The common git directory of a worktree whose `.git` file is `dot_git`, when that
+/// directory knows the worktree: git writes the `.git` file's path into the worktree's
+/// `gitdir` file; a `.git` file an archive carries, pointing at a repository that never
+/// made it, is not believed.
+fn worktree_common_dir(dot_git: &Path) -> Option<PathBuf> {
+    let text = read_small(dot_git)?;
+    let target = text.strip_prefix("gitdir:")?.trim();
+    let git_dir = std::fs::canonicalize(dot_git.parent()?.join(target)).ok()?;
+    let back = read_small(&git_dir.join("gitdir"))?;
+    let back = std::fs::canonicalize(git_dir.join(back.trim())).ok()?;
+    if back != std::fs::canonicalize(dot_git).ok()? {
+        return None;
+    }
+    match read_small(&git_dir.join("commondir")) {
+        Some(common) => Some(git_dir.join(common.trim())),
+        None => Some(git_dir),
     }
 }
 
@@ -275,7 +386,10 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let home = folder(base.path(), "home");
         let (first, other) = (folder(base.path(), "a/acme"), folder(base.path(), "b/acme"));
-        assert_eq!(tie(&home, "acme", &first, true).unwrap(), Tied { project: "acme".into(), held_by: None });
+        assert_eq!(
+            tie(&home, "acme", &first, true).unwrap(),
+            Tied { project: "acme".into(), held_by: None, unreadable: None }
+        );
         assert_eq!(tie(&home, "acme", &first.join("."), true).unwrap().project, "acme");
         let elsewhere = tie(&home, "acme", &other, true).unwrap();
         assert!(
@@ -311,6 +425,10 @@ mod tests {
         std::fs::create_dir_all(&git_dir).unwrap();
         std::fs::write(git_dir.join("commondir"), "../..\n").unwrap();
         std::fs::write(worktree.join(".git"), format!("gitdir: {}\n", git_dir.display())).unwrap();
+        // Until the main repository knows the worktree (git writes its `.git` file's path
+        // there), the `.git` file is not believed: an archive can carry one.
+        assert_ne!(tie(&home, "acme", &worktree, false).unwrap().project, "acme");
+        std::fs::write(git_dir.join("gitdir"), format!("{}\n", worktree.join(".git").display())).unwrap();
         assert_eq!(tie(&home, "acme", &worktree, true).unwrap().project, "acme");
 
         // A second clone of the same remote (its URL written without `.git`).
@@ -330,14 +448,42 @@ mod tests {
         let no_remote = folder(base.path(), "tmp/acme");
         git_repo(&no_remote, None);
         assert_ne!(tie(&home, "acme", &no_remote, true).unwrap().project, "acme");
+
+        // A `.git` that is a link to the main repository's.
+        let linked = folder(base.path(), "tmp/linked/acme");
+        std::os::unix::fs::symlink(main.join(".git"), linked.join(".git")).unwrap();
+        assert_ne!(tie(&home, "acme", &linked, true).unwrap().project, "acme");
+
+        // A folder's own project is held by it: another folder naming it gets its own.
+        let own = tie(&home, "acme", &stranger, true).unwrap().project;
+        let naming_it = folder(base.path(), "elsewhere/x");
+        assert_ne!(tie(&home, &own, &naming_it, true).unwrap().project, own);
     }
 
     #[test]
-    fn a_broken_ties_file_is_an_error_naming_it() {
+    fn a_broken_ties_file_gives_every_folder_its_own_project_until_a_link_replaces_it() {
         let base = tempfile::tempdir().unwrap();
         let home = folder(base.path(), "home");
+        let repo = folder(base.path(), "acme");
         std::fs::write(home.join(PROJECT_FOLDERS_FILE), "{not json").unwrap();
-        let err = tie(&home, "acme", base.path(), true).unwrap_err().to_string();
-        assert!(err.contains(PROJECT_FOLDERS_FILE), "{err}");
+        let tied = tie(&home, "acme", &repo, true).unwrap();
+        assert_ne!(tied.project, "acme");
+        assert!(tied.unreadable.as_deref().is_some_and(|why| why.contains(PROJECT_FOLDERS_FILE)), "{tied:?}");
+        assert!(list(&home).is_err(), "listing says what is wrong");
+        assert_eq!(link(&home, "acme", &repo).unwrap(), std::slice::from_ref(&repo));
+        assert_eq!(tie(&home, "acme", &repo, true).unwrap().project, "acme");
+    }
+
+    #[test]
+    fn folders_of_one_repository_below_the_users_home_share_it() {
+        let base = tempfile::tempdir().unwrap();
+        let home = folder(base.path(), "brain-home");
+        let monorepo = folder(base.path(), "mono");
+        git_repo(&monorepo, None);
+        let (a, b) = (folder(&monorepo, "a"), folder(&monorepo, "b"));
+        std::fs::write(a.join(".brain.toml"), "").unwrap();
+        std::fs::write(b.join(".brain.toml"), "").unwrap();
+        assert_eq!(tie(&home, "mono-a", &a, true).unwrap().project, "mono-a");
+        assert_eq!(tie(&home, "mono-a", &b, true).unwrap().project, "mono-a", "one repository");
     }
 }

@@ -845,7 +845,7 @@ pub fn project_here(
 ) -> BrainResult<folders::Tied> {
     let name = resolve_project(explicit, from_file, cwd)?;
     if explicit.is_some() || !home.is_dir() {
-        return Ok(folders::Tied { project: name, held_by: None });
+        return Ok(folders::Tied { project: name, held_by: None, unreadable: None });
     }
     folders::tie(home, &name, cwd, record)
 }

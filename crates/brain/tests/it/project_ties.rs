@@ -63,3 +63,22 @@ fn a_clone_naming_another_folders_project_gets_its_own_until_linked() {
     let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(status["project"], "demo", "{status}");
 }
+
+/// A repository of the user's home folder (dotfiles) does not make every folder under it one
+/// repository: an archive unpacked in Downloads that names the project gets its own.
+#[test]
+fn a_repository_of_the_home_folder_does_not_join_the_folders_under_it() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.dir.path().join(".git")).unwrap();
+    std::fs::write(
+        env.dir.path().join(".git/config"),
+        "[remote \"origin\"]\n\turl = https://example.com/me/dotfiles\n",
+    )
+    .unwrap();
+    env.remember(&["--title", "Deploy credentials live in the ops vault", "--content", "ask ops"]);
+    let unpacked = env.dir.path().join("Downloads/evil-1.0");
+    std::fs::create_dir_all(&unpacked).unwrap();
+    std::fs::write(unpacked.join(".brain.toml"), "project = \"demo\"\n").unwrap();
+    let given = session_start_in(&env, &unpacked);
+    assert!(!given.contains("ops vault"), "{given}");
+}

@@ -24,6 +24,9 @@ pub fn run(context: &Context, _args: Args, json: bool) -> BrainResult<()> {
             "            (this folder's project name is held by {folder}; `brain project link` here shares it)"
         ));
     }
+    if let Some(error) = &report.project_ties_error {
+        out.line(format!("            (this folder has a project of its own: {error})"));
+    }
     out.line(format!("home        {}", report.home.as_deref().unwrap_or_default()));
     out.line(format!("generation  {}", report.generation));
     let counts: Vec<String> = report.by_status.iter().map(|(status, count)| format!("{status} {count}")).collect();
