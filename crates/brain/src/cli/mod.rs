@@ -266,6 +266,8 @@ fn execute_remote(
         Command::Search(args) => commands::search::run_remote(&connect()?, args, json),
         Command::Remember(args) => commands::remember::run_remote(&connect()?, args, json),
         Command::Brain(args) => commands::brain::run_remote(&connect()?, args, json),
+        // The ties are this machine's: remote mode resolves the project here too.
+        Command::Project(args) => commands::project::run(context, args, json),
         _ => Err(remote::unsupported(command_name)),
     }
 }

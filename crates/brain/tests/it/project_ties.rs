@@ -55,7 +55,13 @@ fn a_clone_naming_another_folders_project_gets_its_own_until_linked() {
     assert!(session_start_in(&env, &clone).contains("ops vault"));
     let listed = env.json(&["project", "list"]);
     assert_eq!(listed["demo"].as_array().unwrap().len(), 2, "{listed}");
-    env.brain().current_dir(&clone).args(["project", "unlink"]).assert().success();
+    // In remote mode too: the ties are this machine's (no server is asked).
+    env.brain()
+        .current_dir(&clone)
+        .env("BRAIN_URL", "http://127.0.0.1:9")
+        .args(["project", "unlink"])
+        .assert()
+        .success();
     assert!(!session_start_in(&env, &clone).contains("ops vault"));
 
     // A name the user gives is the user's choice.
