@@ -38,6 +38,17 @@ impl Context {
     pub fn project_here(&self, loaded: &config::Loaded) -> BrainResult<config::folders::Tied> {
         config::project_here(&self.home, self.project.as_deref(), loaded.project_from_file.as_deref(), &self.cwd, true)
     }
+
+    /// Fails, pointing at `brain init`, when the home does not exist.
+    pub fn require_home(&self) -> BrainResult<()> {
+        if self.home.is_dir() {
+            return Ok(());
+        }
+        Err(BrainError::user_with_hint(
+            format!("brain home {} does not exist", self.home.display()),
+            "create it with `brain init` (or pass --home / set BRAIN_HOME)",
+        ))
+    }
 }
 
 /// An opened brain: home, configuration, project and store.
@@ -169,12 +180,7 @@ impl Brain {
     /// commands that list a whole session use [`PageReads::Cached`] (small resident memory
     /// on big stores, no slower for them).
     pub fn open_with(context: &Context, page_reads: PageReads) -> BrainResult<Brain> {
-        if !context.home.is_dir() {
-            return Err(BrainError::user_with_hint(
-                format!("brain home {} does not exist", context.home.display()),
-                "create it with `brain init` (or pass --home / set BRAIN_HOME)",
-            ));
-        }
+        context.require_home()?;
         Brain::open_store(context, false, page_reads, None)
     }
 
@@ -254,12 +260,6 @@ impl Brain {
     /// The current project.
     pub fn project(&self) -> &str {
         &self.project
-    }
-
-    /// The folder holding the project name this folder chose, when this folder was given a
-    /// project of its own instead (`config::folders`).
-    pub fn project_held_by(&self) -> Option<&Path> {
-        self.project_held_by.as_deref()
     }
 
     /// "Now" for everything this brain decides (`--now` in tests).

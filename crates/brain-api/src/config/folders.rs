@@ -92,9 +92,8 @@ pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> BrainResult<Tie
             Decision::Ours(None) => false,
             // A folder's own project is held by it, so no other folder can name it.
             Decision::HeldBy(_) => {
-                let own = own_project_of_root(name, &root);
-                let fresh = !ties.projects.contains_key(&own);
-                ties.projects.entry(own).or_insert_with(|| vec![root.clone()]);
+                let fresh = !ties.projects.contains_key(&tied.project);
+                ties.projects.entry(tied.project.clone()).or_insert_with(|| vec![root.clone()]);
                 fresh
             }
         });

@@ -5,7 +5,7 @@
 
 use brain_api::app::Context;
 use brain_api::config::{self, folders};
-use brain_api::error::{BrainError, BrainResult};
+use brain_api::error::BrainResult;
 use brain_api::output::Out;
 
 #[derive(Debug, clap::Args)]
@@ -26,12 +26,7 @@ pub enum ProjectCommand {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    if !context.home.is_dir() {
-        return Err(BrainError::user_with_hint(
-            format!("brain home {} does not exist", context.home.display()),
-            "create it with `brain init` (or pass --home / set BRAIN_HOME)",
-        ));
-    }
+    context.require_home()?;
     let mut out = Out::new();
     let name = || -> BrainResult<String> {
         let loaded = config::load(&context.home, &context.cwd, &context.env)?;

@@ -42,12 +42,7 @@ pub enum SkillCommand {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
-    if !context.home.is_dir() {
-        return Err(BrainError::user_with_hint(
-            format!("brain home {} does not exist", context.home.display()),
-            "create it with `brain init`",
-        ));
-    }
+    context.require_home()?;
     let mut out = Out::new();
     match args.command {
         SkillCommand::List => {
