@@ -482,11 +482,8 @@ fn project_of_cwd(home: &Path, cwd: &str) -> String {
             .and_then(|table| table.get("project").and_then(|v| v.as_str()).map(str::to_string));
         if let Ok(name) = config::resolve_project(None, from_file.as_deref(), path) {
             let name = config::sanitize_project_name(&redact_str(&name));
-            // An unreadable ties file: the session is filed under no name a folder chose.
-            return match config::folders::tie(home, &name, path, false) {
-                Ok(tied) => tied.project,
-                Err(_) => config::folders::own_project(&name, path),
-            };
+            // An unreadable ties file: the session is filed under the folder's own project.
+            return config::folders::tie(home, &name, path, false).project;
         }
     }
     let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or("");

@@ -8,8 +8,8 @@
 //! repository as a folder that holds it (a worktree: the same git directory) or a clone of the
 //! same remote (`origin`'s URL: a second checkout, a fleet's job folder) or of that folder
 //! itself (`git clone ~/src/acme`); it is then tied too.
-//! Any other folder gets a project of its own, the name followed by a hash of its path
-//! (`acme-api.1f2e3d4c`), until the user ties it (`brain project link`). A name given on the
+//! Any other folder gets a project of its own, the name followed by a hash of its path and a
+//! salt kept in the home (`acme-api.1f2e3d4c`, unguessable from outside), until the user ties it (`brain project link`). A name given on the
 //! command line or in `BRAIN_PROJECT` is the user's choice and is not checked.
 
 use std::collections::BTreeMap;
@@ -24,6 +24,9 @@ use crate::error::{BrainError, BrainResult};
 
 /// The file in the home that ties project names to folders.
 pub const PROJECT_FOLDERS_FILE: &str = "project-folders.json";
+
+/// The file in the home holding the salt of folders' own project names.
+const SALT_FILE: &str = "project-folders.salt";
 
 /// Folders kept per project: the first one always, then the most recent (fleets' job folders
 /// come and go).
@@ -61,44 +64,43 @@ enum Decision {
 /// The project for `name`, which the folder of `cwd` chose: `name` when this folder holds
 /// it or may share it (recording the tie when `record`), else the folder's own project,
 /// whose name is then held by this folder.
-pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> BrainResult<Tied> {
+pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> Tied {
     let root = root_of(cwd);
-    let own = |held_by: Option<PathBuf>, unreadable: Option<String>| Tied {
-        project: own_project_of_root(name, &root),
-        held_by,
-        unreadable,
-    };
     let ties = match load(home) {
         Ok(ties) => ties,
-        Err(err) => return Ok(own(None, Some(err.to_string()))),
+        Err(err) => {
+            let project = own_project_of_root(home, &Ties::default(), name, &root);
+            return Tied { project, held_by: None, unreadable: Some(err.to_string()) };
+        }
     };
-    let decision = decide(&ties, name, &root);
-    let tied = match &decision {
-        Decision::Ours(_) => Tied { project: name.to_string(), held_by: None, unreadable: None },
-        Decision::HeldBy(folder) => own(Some(folder.clone()), None),
-    };
-    let unrecorded = match &decision {
-        Decision::Ours(new) => new.is_some(),
-        Decision::HeldBy(_) => !ties.projects.contains_key(&tied.project),
-    };
-    if record && unrecorded {
-        // Under the lock, from the file as it is now (another process may have tied the name
-        // meanwhile): best-effort, so a home that refuses writes still serves.
-        let _ = update(home, |ties| match decide(ties, name, &root) {
-            Decision::Ours(Some(root)) => {
-                add_folder(ties.projects.entry(name.to_string()).or_default(), root);
-                true
+    let tied = match decide(&ties, name, &root) {
+        Decision::Ours(new) => {
+            if record && new.is_some() {
+                // Under the lock, from the file as it is now (another process may have tied
+                // the name meanwhile): best-effort, so a home that refuses writes still serves.
+                let _ = update(home, |ties| match decide(ties, name, &root) {
+                    Decision::Ours(Some(root)) => {
+                        add_folder(ties.projects.entry(name.to_string()).or_default(), root);
+                        true
+                    }
+                    _ => false,
+                });
             }
-            Decision::Ours(None) => false,
-            // A folder's own project is held by it, so no other folder can name it.
-            Decision::HeldBy(_) => {
-                let fresh = !ties.projects.contains_key(&tied.project);
-                ties.projects.entry(tied.project.clone()).or_insert_with(|| vec![root.clone()]);
-                fresh
-            }
+            return Tied { project: name.to_string(), held_by: None, unreadable: None };
+        }
+        Decision::HeldBy(folder) => {
+            Tied { project: own_project_of_root(home, &ties, name, &root), held_by: Some(folder), unreadable: None }
+        }
+    };
+    if record && !ties.projects.contains_key(&tied.project) {
+        // A folder's own project is held by it, so no other folder can name it.
+        let _ = update(home, |ties| {
+            let fresh = !ties.projects.contains_key(&tied.project);
+            ties.projects.entry(tied.project.clone()).or_insert_with(|| vec![root.clone()]);
+            fresh
         });
     }
-    Ok(tied)
+    tied
 }
 
 /// Whether the folder `root` may use `name` by the ties.
@@ -200,16 +202,61 @@ fn root_of(cwd: &Path) -> PathBuf {
     std::fs::canonicalize(&root).unwrap_or(root)
 }
 
-/// A folder's own project: `name.` and the first 8 hex digits of its root's path's SHA-256.
-pub fn own_project(name: &str, cwd: &Path) -> String {
-    own_project_of_root(name, &root_of(cwd))
-}
-
-fn own_project_of_root(name: &str, root: &Path) -> String {
-    let hash = hex::encode(Sha256::digest(root.to_string_lossy().as_bytes()));
+/// A folder's own project: `name.` and the first 8 hex digits of the SHA-256 of the home's
+/// salt ([`salt`]) and its root's path. Without the salt a repository could name the own
+/// project of a folder whose path it guesses (`/home/runner/work/acme/acme`) before that
+/// folder is first used, and so hold it. A folder given its own project before salts keeps
+/// that name: the ties record it as held by the folder.
+fn own_project_of_root(home: &Path, ties: &Ties, name: &str, root: &Path) -> String {
     let keep = MAX_SCOPE_NAME_CHARS - 9;
     let name: String = name.chars().take(keep).collect();
-    format!("{name}.{}", &hash[..8])
+    let path = root.to_string_lossy();
+    let unsalted = format!("{name}.{}", &hex::encode(Sha256::digest(path.as_bytes()))[..8]);
+    if ties.projects.get(&unsalted).is_some_and(|folders| folders.iter().any(|folder| folder == root)) {
+        return unsalted;
+    }
+    // A home that cannot keep a salt (read-only) makes no claims either: the name unsalted.
+    let Some(salt) = salt(home) else { return unsalted };
+    let hash = Sha256::new().chain_update(salt.as_bytes()).chain_update([0]).chain_update(path.as_bytes()).finalize();
+    format!("{name}.{}", &hex::encode(hash)[..8])
+}
+
+/// The home's salt of folders' own project names (`project-folders.salt`, 32 hex digits),
+/// made on first need under the ties' lock; `None` when the home cannot keep one.
+fn salt(home: &Path) -> Option<String> {
+    let file = home.join(SALT_FILE);
+    let read = || {
+        let text = read_small(&file)?;
+        let salt = text.trim();
+        (salt.len() == 32 && salt.bytes().all(|b| b.is_ascii_hexdigit())).then(|| salt.to_string())
+    };
+    if let Some(salt) = read() {
+        return Some(salt);
+    }
+    let _lock = lock(home).ok()?;
+    if let Some(salt) = read() {
+        return Some(salt);
+    }
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    let salt = hex::encode(bytes);
+    let temp = crate::fsio::temp_path(&file);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let written = options
+        .open(&temp)
+        .and_then(|mut out| std::io::Write::write_all(&mut out, format!("{salt}\n").as_bytes()))
+        .and_then(|()| std::fs::rename(&temp, &file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+        return None;
+    }
+    Some(salt)
 }
 
 fn path(home: &Path) -> PathBuf {
@@ -385,28 +432,25 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let home = folder(base.path(), "home");
         let (first, other) = (folder(base.path(), "a/acme"), folder(base.path(), "b/acme"));
-        assert_eq!(
-            tie(&home, "acme", &first, true).unwrap(),
-            Tied { project: "acme".into(), held_by: None, unreadable: None }
-        );
-        assert_eq!(tie(&home, "acme", &first.join("."), true).unwrap().project, "acme");
-        let elsewhere = tie(&home, "acme", &other, true).unwrap();
+        assert_eq!(tie(&home, "acme", &first, true), Tied { project: "acme".into(), held_by: None, unreadable: None });
+        assert_eq!(tie(&home, "acme", &first.join("."), true).project, "acme");
+        let elsewhere = tie(&home, "acme", &other, true);
         assert!(
             elsewhere.project.starts_with("acme.") && elsewhere.project.len() == "acme.".len() + 8,
             "{elsewhere:?}"
         );
         assert_eq!(elsewhere.held_by.as_deref(), Some(first.as_path()));
-        assert_eq!(tie(&home, "acme", &other, true).unwrap(), elsewhere, "the same own project every time");
+        assert_eq!(tie(&home, "acme", &other, true), elsewhere, "the same own project every time");
         brain_core::scope::validate_scope_name(&elsewhere.project).unwrap();
 
         // Linked by the user, it shares the name; unlinked, it is on its own again.
         assert_eq!(link(&home, "acme", &other).unwrap(), [first.clone(), other.clone()]);
-        assert_eq!(tie(&home, "acme", &other, true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &other, true).project, "acme");
         assert!(unlink(&home, "acme", &other).unwrap());
-        assert_eq!(tie(&home, "acme", &other, true).unwrap(), elsewhere);
+        assert_eq!(tie(&home, "acme", &other, true), elsewhere);
 
         // Not recording ties nothing.
-        assert_eq!(tie(&home, "beta", &other, false).unwrap().project, "beta");
+        assert_eq!(tie(&home, "beta", &other, false).project, "beta");
         assert!(!list(&home).unwrap().contains_key("beta"));
     }
 
@@ -416,7 +460,7 @@ mod tests {
         let home = folder(base.path(), "home");
         let main = folder(base.path(), "src/acme");
         git_repo(&main, Some("git@github.com:me/acme.git"));
-        assert_eq!(tie(&home, "acme", &main.join("src"), true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &main.join("src"), true).project, "acme");
 
         // A worktree: a `.git` file pointing into the main repository's git directory.
         let worktree = folder(base.path(), "trees/feature");
@@ -426,37 +470,75 @@ mod tests {
         std::fs::write(worktree.join(".git"), format!("gitdir: {}\n", git_dir.display())).unwrap();
         // Until the main repository knows the worktree (git writes its `.git` file's path
         // there), the `.git` file is not believed: an archive can carry one.
-        assert_ne!(tie(&home, "acme", &worktree, false).unwrap().project, "acme");
+        assert_ne!(tie(&home, "acme", &worktree, false).project, "acme");
         std::fs::write(git_dir.join("gitdir"), format!("{}\n", worktree.join(".git").display())).unwrap();
-        assert_eq!(tie(&home, "acme", &worktree, true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &worktree, true).project, "acme");
 
         // A second clone of the same remote (its URL written without `.git`).
         let clone = folder(base.path(), "jobs/17/acme");
         git_repo(&clone, Some("git@github.com:me/acme"));
-        assert_eq!(tie(&home, "acme", &clone, true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &clone, true).project, "acme");
         // A clone of the main folder itself (`git clone ~/src/acme`).
         let local = folder(base.path(), "tmp/fix/acme");
         git_repo(&local, Some(&main.display().to_string()));
-        assert_eq!(tie(&home, "acme", &local, true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &local, true).project, "acme");
         assert_eq!(list(&home).unwrap()["acme"], [main.clone(), worktree, clone, local]);
 
         // A repository from elsewhere that names itself acme.
         let stranger = folder(base.path(), "Downloads/acme");
         git_repo(&stranger, Some("https://example.com/someone/acme.git"));
-        assert_ne!(tie(&home, "acme", &stranger, true).unwrap().project, "acme");
+        assert_ne!(tie(&home, "acme", &stranger, true).project, "acme");
         let no_remote = folder(base.path(), "tmp/acme");
         git_repo(&no_remote, None);
-        assert_ne!(tie(&home, "acme", &no_remote, true).unwrap().project, "acme");
+        assert_ne!(tie(&home, "acme", &no_remote, true).project, "acme");
 
         // A `.git` that is a link to the main repository's.
         let linked = folder(base.path(), "tmp/linked/acme");
         std::os::unix::fs::symlink(main.join(".git"), linked.join(".git")).unwrap();
-        assert_ne!(tie(&home, "acme", &linked, true).unwrap().project, "acme");
+        assert_ne!(tie(&home, "acme", &linked, true).project, "acme");
 
         // A folder's own project is held by it: another folder naming it gets its own.
-        let own = tie(&home, "acme", &stranger, true).unwrap().project;
+        let own = tie(&home, "acme", &stranger, true).project;
         let naming_it = folder(base.path(), "elsewhere/x");
-        assert_ne!(tie(&home, &own, &naming_it, true).unwrap().project, own);
+        assert_ne!(tie(&home, &own, &naming_it, true).project, own);
+    }
+
+    #[test]
+    fn a_folders_own_project_cannot_be_guessed_and_claimed_before_it_is_used() {
+        let base = tempfile::tempdir().unwrap();
+        let home = folder(base.path(), "home");
+        let (holder, victim, hostile) =
+            (folder(base.path(), "a/acme"), folder(base.path(), "b/acme"), folder(base.path(), "c/x"));
+        assert_eq!(tie(&home, "acme", &holder, true).project, "acme");
+        // What a repository could compute from the victim folder's path alone, claimed first.
+        let guessed = format!("acme.{}", &hex::encode(Sha256::digest(victim.to_string_lossy().as_bytes()))[..8]);
+        assert_eq!(tie(&home, &guessed, &hostile, true).project, guessed);
+
+        let own = tie(&home, "acme", &victim, true);
+        assert_ne!(own.project, guessed, "the salt makes the own name unguessable");
+        assert!(own.project.starts_with("acme.") && own.project.len() == "acme.".len() + 8, "{own:?}");
+        assert_eq!(tie(&home, "acme", &victim, false), own, "stable");
+        assert_eq!(list(&home).unwrap()[&own.project], std::slice::from_ref(&victim));
+        let salt = std::fs::read_to_string(home.join(SALT_FILE)).unwrap();
+        assert_eq!(salt.trim().len(), 32);
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(home.join(SALT_FILE)).unwrap().permissions().mode() & 0o777, 0o600);
+
+        // Another home, another salt: another name for the same folder.
+        let other_home = folder(base.path(), "home2");
+        tie(&other_home, "acme", &holder, true);
+        assert_ne!(tie(&other_home, "acme", &victim, true).project, own.project);
+    }
+
+    #[test]
+    fn a_folder_given_its_own_project_before_salts_keeps_it() {
+        let base = tempfile::tempdir().unwrap();
+        let home = folder(base.path(), "home");
+        let (holder, other) = (folder(base.path(), "a/acme"), folder(base.path(), "b/acme"));
+        let legacy = format!("acme.{}", &hex::encode(Sha256::digest(other.to_string_lossy().as_bytes()))[..8]);
+        let file = serde_json::json!({ "projects": { "acme": [holder], legacy.clone(): [other.clone()] } });
+        std::fs::write(home.join(PROJECT_FOLDERS_FILE), file.to_string()).unwrap();
+        assert_eq!(tie(&home, "acme", &other, true).project, legacy);
     }
 
     #[test]
@@ -465,12 +547,12 @@ mod tests {
         let home = folder(base.path(), "home");
         let repo = folder(base.path(), "acme");
         std::fs::write(home.join(PROJECT_FOLDERS_FILE), "{not json").unwrap();
-        let tied = tie(&home, "acme", &repo, true).unwrap();
+        let tied = tie(&home, "acme", &repo, true);
         assert_ne!(tied.project, "acme");
         assert!(tied.unreadable.as_deref().is_some_and(|why| why.contains(PROJECT_FOLDERS_FILE)), "{tied:?}");
         assert!(list(&home).is_err(), "listing says what is wrong");
         assert_eq!(link(&home, "acme", &repo).unwrap(), std::slice::from_ref(&repo));
-        assert_eq!(tie(&home, "acme", &repo, true).unwrap().project, "acme");
+        assert_eq!(tie(&home, "acme", &repo, true).project, "acme");
     }
 
     #[test]
@@ -482,7 +564,7 @@ mod tests {
         let (a, b) = (folder(&monorepo, "a"), folder(&monorepo, "b"));
         std::fs::write(a.join(".brain.toml"), "").unwrap();
         std::fs::write(b.join(".brain.toml"), "").unwrap();
-        assert_eq!(tie(&home, "mono-a", &a, true).unwrap().project, "mono-a");
-        assert_eq!(tie(&home, "mono-a", &b, true).unwrap().project, "mono-a", "one repository");
+        assert_eq!(tie(&home, "mono-a", &a, true).project, "mono-a");
+        assert_eq!(tie(&home, "mono-a", &b, true).project, "mono-a", "one repository");
     }
 }

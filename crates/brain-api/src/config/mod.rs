@@ -847,7 +847,7 @@ pub fn project_here(
     if explicit.is_some() || !home.is_dir() {
         return Ok(folders::Tied { project: name, held_by: None, unreadable: None });
     }
-    folders::tie(home, &name, cwd, record)
+    Ok(folders::tie(home, &name, cwd, record))
 }
 
 /// Turns a folder name into a valid project name: disallowed characters become `-`.
