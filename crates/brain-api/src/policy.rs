@@ -8,7 +8,13 @@
 //!
 //! Every valid token may read the `global` scope; anything else needs a grant: an exact scope
 //! (`project/api`), a kind wildcard (`project/*`) or `*`. A write grant implies the read grant
-//! of the same scopes.
+//! of the same scopes, and a review grant the write grant.
+//!
+//! Under `write_policy = "draft"` agents' writes wait for review, and only a reviewer may
+//! end the wait: approving an item, or changing, deprecating, superseding or archiving an
+//! approved one, needs the review grant on its scope (an open caller — the local user, or a
+//! server without tokens — reviews everything). A write token works on drafts only, so an
+//! agent on another machine cannot approve its own writes or rewrite what a reviewer passed.
 
 use std::sync::Arc;
 
@@ -61,15 +67,16 @@ pub struct Grants {
     pub name: String,
     read: Vec<ScopePattern>,
     write: Vec<ScopePattern>,
+    review: Vec<ScopePattern>,
 }
 
 impl Grants {
     /// Parses the grants of token `name` (the syntax of `[[serve.tokens]]`).
-    pub fn parse(name: &str, read: &[String], write: &[String]) -> BrainResult<Grants> {
+    pub fn parse(name: &str, read: &[String], write: &[String], review: &[String]) -> BrainResult<Grants> {
         let parse = |list: &[String]| -> BrainResult<Vec<ScopePattern>> {
             list.iter().map(|text| ScopePattern::parse(text, name)).collect()
         };
-        Ok(Grants { name: name.to_string(), read: parse(read)?, write: parse(write)? })
+        Ok(Grants { name: name.to_string(), read: parse(read)?, write: parse(write)?, review: parse(review)? })
     }
 }
 
@@ -94,7 +101,13 @@ impl Caller {
             Caller::Open => true,
             Caller::Token(grants) => {
                 let scope = scope.to_string();
-                scope == "global" || grants.read.iter().chain(&grants.write).any(|pattern| pattern.matches(&scope))
+                scope == "global"
+                    || grants
+                        .read
+                        .iter()
+                        .chain(&grants.write)
+                        .chain(&grants.review)
+                        .any(|pattern| pattern.matches(&scope))
             }
         }
     }
@@ -104,7 +117,18 @@ impl Caller {
             Caller::Open => true,
             Caller::Token(grants) => {
                 let scope = scope.to_string();
-                grants.write.iter().any(|pattern| pattern.matches(&scope))
+                grants.write.iter().chain(&grants.review).any(|pattern| pattern.matches(&scope))
+            }
+        }
+    }
+
+    /// Whether the caller may end the review of items of `scope` (see the module's text).
+    pub fn can_review(&self, scope: &Scope) -> bool {
+        match self {
+            Caller::Open => true,
+            Caller::Token(grants) => {
+                let scope = scope.to_string();
+                grants.review.iter().any(|pattern| pattern.matches(&scope))
             }
         }
     }
@@ -123,11 +147,26 @@ impl Caller {
         Err(BrainError::Forbidden { message: format!("token {:?} may not write {scope}", self.name()) })
     }
 
-    /// The write check as a guard for `Brain`'s guarded updates (run inside the transaction,
-    /// on the item as stored, so an id of another scope is refused whatever the request says).
-    pub fn write_guard(&self) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+    /// The write check, and under `write_policy = "draft"` (`draft_policy`) the review check
+    /// when the item is approved or the change approves it (`approves`): a guard for
+    /// `Brain`'s guarded updates, run inside the transaction on the item as stored (and on the
+    /// changed item), so an id of another scope is refused whatever the request says.
+    fn change_guard(&self, draft_policy: bool, approves: bool) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
         let caller = self.clone();
-        move |item: &Item| caller.require_write(&item.scope)
+        move |item: &Item| {
+            caller.require_write(&item.scope)?;
+            if draft_policy && (approves || item.status == Status::Approved) && !caller.can_review(&item.scope) {
+                return Err(BrainError::Forbidden {
+                    message: format!(
+                        "token {:?} may not {} items of {} under write_policy = \"draft\": that needs its review grant",
+                        caller.name(),
+                        if approves { "approve" } else { "change approved" },
+                        item.scope
+                    ),
+                });
+            }
+            Ok(())
+        }
     }
 
     /// The read check as a guard.
@@ -138,24 +177,26 @@ impl Caller {
 }
 
 /// Checks the scope grants of a token about to be stored (the syntax of `[[serve.tokens]]`).
-pub fn check_grants(name: &str, read: &[String], write: &[String]) -> BrainResult<()> {
-    Grants::parse(name, read, write).map(|_| ())
+pub fn check_grants(name: &str, read: &[String], write: &[String], review: &[String]) -> BrainResult<()> {
+    Grants::parse(name, read, write, review).map(|_| ())
 }
 
 impl Brain {
     /// The status an agent's new item gets: the configured `write_policy`. A draft may ask
     /// for `draft` (stricter); under `write_policy = "draft"` it may not ask for `approved`,
     /// and no agent write lands deprecated, superseded or archived.
-    fn agent_status(&self, requested: Option<&str>) -> BrainResult<Status> {
+    fn agent_status(&self, caller: &Caller, scope: &Scope, requested: Option<&str>) -> BrainResult<Status> {
         let policy = self.config.write_policy;
         let Some(text) = requested else { return Ok(policy) };
         let status: Status = text.trim().parse().map_err(|err: String| BrainError::user(err))?;
         match status {
             Status::Draft => Ok(Status::Draft),
             Status::Approved if policy == Status::Approved => Ok(Status::Approved),
+            // A reviewer's own item needs no second look.
+            Status::Approved if matches!(caller, Caller::Token(_)) && caller.can_review(scope) => Ok(Status::Approved),
             Status::Approved => Err(BrainError::Forbidden {
                 message: "the write policy makes agents' new items drafts (write_policy = \"draft\"): \
-                          write it without status, then approve it"
+                          write it without status, then approve it (a token needs the review grant to)"
                     .into(),
             }),
             other => Err(BrainError::user(format!("a new item cannot be {other}: write it as draft or approved"))),
@@ -173,7 +214,7 @@ impl Brain {
         caller.require_write(&scope)?;
         refuse_vault_source(draft.source.as_deref())?;
         draft.scope = Some(scope.to_string());
-        draft.status = Some(self.agent_status(draft.status.as_deref())?.to_string());
+        draft.status = Some(self.agent_status(caller, &scope, draft.status.as_deref())?.to_string());
         self.remember(draft, source)
     }
 
@@ -194,7 +235,36 @@ impl Brain {
         expected_version: Option<u64>,
     ) -> BrainResult<Item> {
         refuse_vault_source(draft.source.as_deref())?;
-        self.edit_guarded(id, draft, expected_version, &caller.write_guard())
+        let approves =
+            draft.status.as_deref().and_then(|status| status.trim().parse::<Status>().ok()) == Some(Status::Approved);
+        self.edit_guarded(id, draft, expected_version, &caller.change_guard(self.draft_policy(), approves))
+    }
+
+    fn draft_policy(&self) -> bool {
+        self.config.write_policy == Status::Draft
+    }
+
+    /// Whether `caller` may write a block into the vault for `scope` (MCP `brain_mark`, `POST
+    /// /api/v2/markers`): the write grant, and under `write_policy = "draft"` the review
+    /// grant, since what the vault holds is approved by construction.
+    pub fn authorize_mark_for(&self, caller: &Caller, scope: &Scope) -> BrainResult<()> {
+        caller.require_write(scope)?;
+        if self.draft_policy() && !caller.can_review(scope) {
+            return Err(BrainError::Forbidden {
+                message: format!(
+                    "token {:?} may not write blocks for {scope} into the vault under write_policy = \"draft\" \
+                     (the vault's items are approved): that needs its review grant",
+                    caller.name()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether `caller` may push a change into `scope` by sync: the write grant, and under
+    /// `write_policy = "draft"` the review grant (a push carries statuses as sent).
+    pub fn may_push_for(&self, caller: &Caller, scope: &Scope) -> bool {
+        caller.can_write(scope) && (!self.draft_policy() || caller.can_review(scope))
     }
 
     /// A status change (approve, deprecate) of an item `caller` may write.
@@ -205,7 +275,8 @@ impl Brain {
         status: Status,
         expected_version: Option<u64>,
     ) -> BrainResult<Item> {
-        self.set_status_guarded(id, status, expected_version, &caller.write_guard())
+        let guard = caller.change_guard(self.draft_policy(), status == Status::Approved);
+        self.set_status_guarded(id, status, expected_version, &guard)
     }
 
     /// Archives (or with `hard` erases) an item `caller` may write.
@@ -216,13 +287,13 @@ impl Brain {
         hard: bool,
         expected_version: Option<u64>,
     ) -> BrainResult<Option<Item>> {
-        self.forget_guarded(id, hard, expected_version, &caller.write_guard())
+        self.forget_guarded(id, hard, expected_version, &caller.change_guard(self.draft_policy(), false))
     }
 
     /// Marks `old` superseded by `new`: both items change, so `caller` needs the write grant
     /// on both (checked in the transaction, on the items as stored).
     pub fn supersede_for(&self, caller: &Caller, old_id: &str, new_id: &str) -> BrainResult<(Item, Item)> {
-        self.supersede_guarded(old_id, new_id, None, None, &caller.write_guard())
+        self.supersede_guarded(old_id, new_id, None, None, &caller.change_guard(self.draft_policy(), false))
     }
 
     /// The scopes a session of `caller` sees: global and the current project, those it may read.
@@ -304,7 +375,7 @@ mod tests {
 
     fn caller(read: &[&str], write: &[&str]) -> Caller {
         let list = |items: &[&str]| items.iter().map(|item| item.to_string()).collect::<Vec<_>>();
-        Caller::Token(Arc::new(Grants::parse("t", &list(read), &list(write)).unwrap()))
+        Caller::Token(Arc::new(Grants::parse("t", &list(read), &list(write), &[]).unwrap()))
     }
 
     #[test]
@@ -325,9 +396,9 @@ mod tests {
 
     #[test]
     fn bad_grants_are_config_errors() {
-        let err = Grants::parse("a", &["project/../x".into()], &[]).unwrap_err();
+        let err = Grants::parse("a", &["project/../x".into()], &[], &[]).unwrap_err();
         assert!(err.to_string().contains("invalid scope grant"), "{err}");
-        assert!(Grants::parse("a", &[], &["team/".into()]).is_err());
-        assert!(Grants::parse("a", &[], &["nope/*".into()]).is_err());
+        assert!(Grants::parse("a", &[], &["team/".into()], &[]).is_err());
+        assert!(Grants::parse("a", &[], &[], &["nope/*".into()]).is_err());
     }
 }

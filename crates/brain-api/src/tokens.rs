@@ -26,6 +26,9 @@ pub struct TokenView {
     pub name: String,
     pub read: Vec<String>,
     pub write: Vec<String>,
+    /// Scopes whose items it may approve, and change once approved, under
+    /// `write_policy = "draft"`.
+    pub review: Vec<String>,
     #[serde(with = "brain_core::time::serde_rfc3339")]
     pub created_at: Timestamp,
     #[serde(with = "brain_core::time::serde_rfc3339::option")]
@@ -40,6 +43,7 @@ impl TokenView {
             name: record.name.clone(),
             read: record.read.clone(),
             write: record.write.clone(),
+            review: record.review.clone(),
             created_at: record.created_at,
             revoked_at: record.revoked_at,
             active: record.revoked_at.is_none(),
@@ -71,15 +75,21 @@ fn check_name(name: &str) -> BrainResult<()> {
 
 /// Makes a token with these grants (the syntax of `[[serve.tokens]]`: `global`,
 /// `project/NAME`, `project/*`, `*`, …) and returns its secret, once.
-pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> BrainResult<CreatedToken> {
+pub fn create(
+    brain: &Brain,
+    name: &str,
+    read: &[String],
+    write: &[String],
+    review: &[String],
+) -> BrainResult<CreatedToken> {
     check_name(name)?;
-    if read.is_empty() && write.is_empty() {
+    if read.is_empty() && write.is_empty() && review.is_empty() {
         return Err(BrainError::user_with_hint(
             format!("token {name:?} would have no grants"),
-            "give --read and/or --write scopes, e.g. --read 'project/*' --write project/api",
+            "give --read, --write and/or --review scopes, e.g. --read 'project/*' --write project/api",
         ));
     }
-    crate::policy::check_grants(name, read, write).map_err(|err| BrainError::User {
+    crate::policy::check_grants(name, read, write, review).map_err(|err| BrainError::User {
         message: err.to_string().replacen("[[serve.tokens]] ", "token ", 1),
         hint: err.hint().map(str::to_string),
     })?;
@@ -91,6 +101,7 @@ pub fn create(brain: &Brain, name: &str, read: &[String], write: &[String]) -> B
         sha256: secret_digest(&secret),
         read: read.to_vec(),
         write: write.to_vec(),
+        review: review.to_vec(),
         created_at: brain.now,
         revoked_at: None,
     };

@@ -319,6 +319,9 @@ fn prepared_change(brain: &Brain, wire: WireChange) -> BrainResult<Change> {
     Ok(change)
 }
 
+/// What a push needs, said with a refusal.
+const PUSH_GRANTS: &str = " (a push needs the write grant, and under write_policy = \"draft\" the review grant)";
+
 /// The server's side of a push: every change checked and prepared, the caller's write
 /// grant checked on each change's scope and, inside the transaction, on the stored item's
 /// (an item may not be moved out of a scope the caller cannot write); then all applied in
@@ -340,7 +343,9 @@ pub fn accept_push(
     for wire in request.changes {
         let change = prepared_change(brain, wire)?;
         if !may_write(&change.scope) {
-            return Err(BrainError::Forbidden { message: format!("this token may not write {}", change.scope) });
+            return Err(BrainError::Forbidden {
+                message: format!("this token may not push into {}{PUSH_GRANTS}", change.scope),
+            });
         }
         changes.push(change);
     }
@@ -359,7 +364,7 @@ pub fn accept_push(
     })?;
     trace("push request: committed");
     if let Some(scope) = refused {
-        return Err(BrainError::Forbidden { message: format!("this token may not write {scope}") });
+        return Err(BrainError::Forbidden { message: format!("this token may not push into {scope}{PUSH_GRANTS}") });
     }
     Ok(changes
         .iter()

@@ -109,7 +109,10 @@ impl Auth {
                     .ok_or_else(|| invalid("token_sha256 is not 64 hexadecimal characters".into()))?,
                 _ => return Err(invalid("set exactly one of token and token_sha256".into())),
             };
-            grants.push(Arc::new(Grant::new(digest, Grants::parse(&token.name, &token.read, &token.write)?)));
+            grants.push(Arc::new(Grant::new(
+                digest,
+                Grants::parse(&token.name, &token.read, &token.write, &token.review)?,
+            )));
         }
         let required = AtomicBool::new(!grants.is_empty());
         Ok(Auth { grants, stored: RwLock::new(Vec::new()), required })
@@ -131,7 +134,7 @@ impl Auth {
         let mut active = Vec::new();
         for record in records.iter().filter(|record| record.revoked_at.is_none()) {
             let digest = hex::decode(&record.sha256).ok().and_then(|bytes| <[u8; 32]>::try_from(bytes).ok());
-            match (digest, Grants::parse(&record.name, &record.read, &record.write)) {
+            match (digest, Grants::parse(&record.name, &record.read, &record.write, &record.review)) {
                 (Some(digest), Ok(grants)) => {
                     let unchanged = stored.iter().find(|grant| grant.digest == digest && *grant.grants == grants);
                     active.push(match unchanged {
@@ -218,6 +221,7 @@ mod tests {
             token_sha256: None,
             read: read.iter().map(|s| s.to_string()).collect(),
             write: write.iter().map(|s| s.to_string()).collect(),
+            review: Vec::new(),
         }
     }
 
@@ -250,6 +254,7 @@ mod tests {
             sha256: secret_digest(secret),
             read: vec!["project/demo".into()],
             write: vec![],
+            review: vec![],
             created_at: at,
             revoked_at: revoked.then_some(at),
         }

@@ -424,6 +424,7 @@ mod tests {
             sha256: super::super::auth::secret_digest(secret),
             read: vec!["project/demo".into()],
             write: vec![],
+            review: vec![],
             created_at: "2026-11-21T10:00:00Z".parse().unwrap(),
             revoked_at: revoked.then(|| "2026-11-21T10:00:01Z".parse().unwrap()),
         };

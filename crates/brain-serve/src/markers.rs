@@ -58,7 +58,7 @@ pub async fn post_marker(
     let outcome = state
         .pool
         .run(state.default_project.clone(), now, move |brain| {
-            let authorize = |scope: &brain_core::Scope| caller.require_write(scope);
+            let authorize = |scope: &brain_core::Scope| brain.authorize_mark_for(&caller, scope);
             // The inbox is global: a caller without that grant learns nothing more.
             if request.arc.is_none() {
                 authorize(&brain_core::Scope::Global)?;

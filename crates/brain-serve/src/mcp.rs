@@ -646,7 +646,7 @@ impl BrainMcp {
             let location = brain_vault::Location::resolve(brain, None, None)?;
             let project = brain_core::Scope::Project(brain.project().to_string());
             let authorize = |scope: &brain_core::Scope| {
-                caller.require_write(scope)?;
+                brain.authorize_mark_for(caller, scope)?;
                 if !over_http || *scope == project {
                     Ok(())
                 } else {

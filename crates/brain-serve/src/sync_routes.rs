@@ -61,7 +61,7 @@ pub async fn push(
     let results = state
         .pool
         .run(state.default_project.clone(), now, move |brain| {
-            let may_write = |scope: &str| scope_allowed(scope, |scope| caller.can_write(scope));
+            let may_write = |scope: &str| scope_allowed(scope, |scope| brain.may_push_for(&caller, scope));
             sync::accept_push(brain, request, &may_write)
         })
         .await?;

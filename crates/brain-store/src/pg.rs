@@ -51,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/postgres/0009_kind_index.sql"),
     include_str!("migrations/postgres/0010_source_index.sql"),
     include_str!("migrations/postgres/0011_item_use.sql"),
+    include_str!("migrations/postgres/0012_token_review.sql"),
 ];
 
 /// The write generation: the sum of the counters (see migration 6), in one snapshot.

@@ -53,6 +53,9 @@ pub struct TokenRecord {
     pub sha256: String,
     pub read: Vec<String>,
     pub write: Vec<String>,
+    /// Scopes whose items it may approve, and change once approved, under
+    /// `write_policy = "draft"` (migration 14 / PostgreSQL 12).
+    pub review: Vec<String>,
     pub created_at: brain_core::Timestamp,
     pub revoked_at: Option<brain_core::Timestamp>,
 }

@@ -41,6 +41,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/sqlite/0011_kind_index.sql"),
     include_str!("migrations/sqlite/0012_source_index.sql"),
     include_str!("migrations/sqlite/0013_item_use.sql"),
+    include_str!("migrations/sqlite/0014_token_review.sql"),
 ];
 
 /// How a process reads the database's pages, chosen by how long it lives.

@@ -254,7 +254,8 @@ impl Default for ServeConfig {
 }
 
 /// One `[[serve.tokens]]` entry: a secret (in clear, or its SHA-256 in hex) and the scopes
-/// it may read and write (`global`, `project/NAME`, `project/*`, `*`, …).
+/// it may read, write and review (`global`, `project/NAME`, `project/*`, `*`, …; review
+/// matters under `write_policy = "draft"`: approving, and changing approved items).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
@@ -268,6 +269,8 @@ pub struct TokenConfig {
     pub read: Vec<String>,
     #[serde(default)]
     pub write: Vec<String>,
+    #[serde(default)]
+    pub review: Vec<String>,
 }
 
 impl std::fmt::Debug for TokenConfig {
@@ -277,6 +280,7 @@ impl std::fmt::Debug for TokenConfig {
             .field("name", &self.name)
             .field("read", &self.read)
             .field("write", &self.write)
+            .field("review", &self.review)
             .finish()
     }
 }
@@ -958,11 +962,12 @@ pub const DEFAULT_USER_CONFIG: &str = r#"# brain configuration. Precedence (lowe
 # max_streams_per_peer = 32      #   0 for both behind a proxy: every request comes from its address)
 # body_timeout_secs = 15         # a request body must arrive whole within this long (408)
 # max_mcp_sessions = 1024        # MCP sessions open over HTTP (one token: a quarter of them)
-# [[serve.tokens]]               # one per client; read/write grants by scope
+# [[serve.tokens]]               # one per client; read/write/review grants by scope
 # name = "ci-agent"
 # token_sha256 = "…"             # sha256 of the secret in hex (or token = "…" in clear)
 # read = ["project/acme-api"]    # global is readable by every valid token
 # write = ["project/acme-api"]   # "project/*" or "*" grant more
+# review = []                   # under write_policy = "draft": may approve, and change approved items
 
 # Where the store lives: unset means <home>/brain.db (SQLite). A PostgreSQL URL shares one
 # brain between machines and `brain serve` replicas (BRAIN_DATABASE_URL and

@@ -6,7 +6,7 @@ use super::rows::{Params, whole_seconds};
 use super::{PgStore, WriteTx};
 use crate::{StoreError, StoreResult, TokenRecord};
 
-const TOKEN_COLUMNS: &str = "name, sha256, read, write, created_at, revoked_at";
+const TOKEN_COLUMNS: &str = "name, sha256, read, write, created_at, revoked_at, review";
 
 fn row_to_token(row: &Row) -> Result<TokenRecord, postgres::Error> {
     Ok(TokenRecord {
@@ -16,6 +16,7 @@ fn row_to_token(row: &Row) -> Result<TokenRecord, postgres::Error> {
         write: row.try_get(3)?,
         created_at: row.try_get(4)?,
         revoked_at: row.try_get(5)?,
+        review: row.try_get(6)?,
     })
 }
 
@@ -32,10 +33,10 @@ impl WriteTx<'_> {
         let revoked = token.revoked_at.map(whole_seconds);
         let inserted = self.query(
             &format!(
-                "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) \
+                "INSERT INTO api_tokens ({TOKEN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) \
                  ON CONFLICT DO NOTHING RETURNING name"
             ),
-            &[&token.name, &token.sha256, &token.read, &token.write, &created, &revoked],
+            &[&token.name, &token.sha256, &token.read, &token.write, &created, &revoked, &token.review],
         )?;
         if inserted.is_empty() {
             return Err(StoreError::AlreadyExists { id: format!("token {}", token.name) });

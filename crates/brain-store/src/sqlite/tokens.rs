@@ -13,12 +13,14 @@ fn row_to_token(row: &Row<'_>) -> rusqlite::Result<Result<TokenRecord, String>> 
     let write: String = row.get(3)?;
     let created: String = row.get(4)?;
     let revoked: Option<String> = row.get(5)?;
+    let review: String = row.get(6)?;
     let record = (|| {
         Ok(TokenRecord {
             name: name.clone(),
             sha256: row.get(1).map_err(|err: rusqlite::Error| err.to_string())?,
             read: serde_json::from_str(&read).map_err(|err| err.to_string())?,
             write: serde_json::from_str(&write).map_err(|err| err.to_string())?,
+            review: serde_json::from_str(&review).map_err(|err| err.to_string())?,
             created_at: parse_timestamp(&created)?,
             revoked_at: revoked.as_deref().map(parse_timestamp).transpose()?,
         })
@@ -30,7 +32,9 @@ impl SqliteStore {
     pub(crate) fn tokens(&self) -> StoreResult<Vec<TokenRecord>> {
         let connection = self.lock();
         let mut statement = connection
-            .prepare_cached("SELECT name, sha256, read, write, created_at, revoked_at FROM api_tokens ORDER BY name")
+            .prepare_cached(
+                "SELECT name, sha256, read, write, created_at, revoked_at, review FROM api_tokens ORDER BY name",
+            )
             .map_err(|e| self.sqlite_error(e))?;
         let rows = statement.query_map([], row_to_token).map_err(|e| self.sqlite_error(e))?;
         let mut tokens = Vec::new();
@@ -48,15 +52,16 @@ impl WriteTx<'_> {
         let inserted = self
             .tx
             .query_row(
-                "INSERT INTO api_tokens (name, sha256, read, write, created_at, revoked_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING RETURNING name",
+                "INSERT INTO api_tokens (name, sha256, read, write, created_at, revoked_at, review) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING RETURNING name",
                 params![
                     token.name,
                     token.sha256,
                     json(&token.read),
                     json(&token.write),
                     format_timestamp(token.created_at),
-                    token.revoked_at.map(format_timestamp)
+                    token.revoked_at.map(format_timestamp),
+                    json(&token.review)
                 ],
                 |row| row.get::<_, String>(0),
             )

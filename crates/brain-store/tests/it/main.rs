@@ -489,6 +489,7 @@ fn tokens_are_kept_by_digest_revoked_once_and_move_the_generation() {
         sha256: "ab".repeat(32),
         read: vec!["project/api".into()],
         write: vec![],
+        review: vec!["project/api".into(), "team/*".into()],
         created_at: at(NOW),
         revoked_at: None,
     };
@@ -520,6 +521,7 @@ fn revoked_tokens_stay_until_forgotten_and_active_ones_are_never_forgotten() {
         sha256: digit.repeat(64),
         read: vec!["global".into()],
         write: vec![],
+        review: vec![],
         created_at: at(NOW),
         revoked_at: None,
     };

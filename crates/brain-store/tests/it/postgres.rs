@@ -231,6 +231,7 @@ fn the_vault_states_of_an_older_schema_are_dropped_and_its_rows_kept() {
              ALTER TABLE vault_files ALTER COLUMN state TYPE text USING ''; \
              INSERT INTO vault_files (relpath, size, mtime_ns, sha256, state) VALUES ('a.md', 3, 7, 'ab', '{{\"x\":1}}'); \
              INSERT INTO vault_state (key, value) VALUES ('format', '4'); \
+             ALTER TABLE api_tokens DROP COLUMN review; \
              DELETE FROM schema_migrations WHERE version >= 8; SET search_path TO DEFAULT"
         ))
         .unwrap();

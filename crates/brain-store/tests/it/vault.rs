@@ -149,6 +149,7 @@ fn the_vault_states_of_an_older_sqlite_database_are_dropped_and_its_rows_kept() 
              INSERT INTO vault_files (relpath, size, mtime_ns, sha256, diagnostics, state) \
              VALUES ('a.md', 3, 7, 'ab', '[1]', '{\"x\":1}'); \
              INSERT INTO vault_state (key, value) VALUES ('format', '4'); \
+             ALTER TABLE api_tokens DROP COLUMN review; \
              PRAGMA user_version = 9;",
         )
         .unwrap();

@@ -184,6 +184,15 @@ fn stored_tokens_are_shown_once_listed_without_secrets_and_revoked() {
     assert_eq!(listed[0]["active"], true);
     let text = listed.to_string();
     assert!(!text.contains(&secret) && !text.contains(&secret[6..20]), "{text}");
+    // A reviewer's grant (write_policy = "draft": approving, changing approved items).
+    env.brain().args(["token", "create", "--name", "lead", "--review", "project/demo"]).assert().success();
+    let listed = env.json(&["token", "list"]);
+    assert_eq!(
+        (listed[1]["name"].clone(), listed[1]["review"].clone()),
+        (serde_json::json!("lead"), serde_json::json!(["project/demo"]))
+    );
+    let bad_review = env.brain().args(["token", "create", "--name", "y", "--review", "nope/*"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad_review.stderr).contains("invalid scope grant"), "{bad_review:?}");
     // Names stay taken; grants are checked; a token needs some grant.
     let again = env.brain().args(["token", "create", "--name", "ci-agent", "--read", "global"]).output().unwrap();
     assert_eq!(again.status.code(), Some(1));

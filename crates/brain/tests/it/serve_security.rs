@@ -1201,3 +1201,105 @@ fn a_write_cannot_choose_its_date_on_a_server_on_the_wall_clock() {
     let log = std::fs::read_to_string(env.home.join("access.jsonl")).unwrap();
     assert!(log.lines().count() == 1 && !log.contains("9999"), "a read on the server's clock is a use: {log}");
 }
+
+/// `write_policy = "draft"` is a barrier for tokens, not a default: a write token works on
+/// drafts only — it cannot approve one (REST, MCP), store one approved, or change, deprecate,
+/// supersede, archive or push over an approved item — and a token with the review grant on
+/// the scope can (before, any write token approved and pinned its own drafts).
+#[test]
+fn under_the_draft_policy_only_a_reviewer_token_approves_or_changes_approved_items() {
+    const AGENT: &str = "demo-agent-secret-0123456789";
+    const REVIEWER: &str = "demo-reviewer-secret-0123456789";
+    const ARC: &str = "2026-11-20-demo-arc-aaaaaaaaaaaa";
+    let env = Env::new();
+    let vault = crate::vault_support::Vault::new(&env);
+    vault.write(
+        &format!("clusters/2026-11-20/{ARC}.md"),
+        format!("---\ncluster_id: {ARC}\ntitle: demo arc\nstatus: active\ncreated: 2026-11-20T09:00:00Z\nproject: demo\n---\n\nWork.\n"),
+    );
+    env.brain().args(["vault", "scan", "--vault", vault.arg()]).assert().success();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "write_policy = \"draft\"\n\n[vault]\npath = {:?}\n\n\
+             [[serve.tokens]]\nname = \"demo-agent\"\ntoken = \"{AGENT}\"\nwrite = [\"project/demo\"]\n\n\
+             [[serve.tokens]]\nname = \"demo-reviewer\"\ntoken = \"{REVIEWER}\"\nreview = [\"project/demo\"]\n",
+            vault.arg()
+        ),
+    )
+    .unwrap();
+    let approved = env.remember(&["--title", "Reviewed rule", "--content", "ship on green", "--status", "approved"]);
+    let draft = env.remember(&["--title", "Agent proposal", "--content", "skip the tests", "--status", "draft"]);
+    let second = env.remember(&["--title", "Agent second proposal", "--content", "c", "--status", "draft"]);
+    // A stored token's review grant counts like the config file's.
+    let output = env.brain().args(["token", "create", "--name", "lead", "--review", "project/demo"]).output().unwrap();
+    let stored_reviewer = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let server = Server::start(&env, &[]);
+    let send = |secret: &str, method: &str, path: &str, body: Option<serde_json::Value>| {
+        let bearer = format!("Bearer {secret}");
+        let body = body.map(|body| body.to_string());
+        server.request(
+            method,
+            path,
+            &[("Authorization", bearer.as_str()), ("Content-Type", "application/json")],
+            body.as_deref(),
+        )
+    };
+    let item = |id: &str, tail: &str| format!("/api/v2/items/{id}{tail}");
+    let mut pushed = send(AGENT, "GET", &item(&approved, ""), None).json();
+    pushed["content"] = json!("skip the tests");
+    let push =
+        json!({"changes": [{"id": approved, "scope": "project/demo", "version": 2, "baseVersion": 1, "item": pushed}]});
+
+    let before = env.export();
+    let refused = [
+        ("POST", item(&draft, "/approve"), None),
+        ("PATCH", item(&draft, ""), Some(json!({"status": "approved"}))),
+        ("PATCH", item(&approved, ""), Some(json!({"content": "skip the tests"}))),
+        ("PATCH", item(&approved, ""), Some(json!({"pinned": true}))),
+        ("POST", item(&approved, "/deprecate"), None),
+        ("DELETE", item(&approved, ""), None),
+        (
+            "POST",
+            "/api/v2/items?project=demo".to_string(),
+            Some(json!({"title": "T", "content": "c", "status": "approved"})),
+        ),
+        ("POST", "/api/v2/sync/push?project=demo".to_string(), Some(push.clone())),
+    ];
+    for (method, path, body) in refused {
+        let response = send(AGENT, method, &path, body);
+        assert_eq!(response.status, 403, "{method} {path}: {}", response.text());
+        assert!(response.text().contains("review"), "the refusal names the review grant: {}", response.text());
+    }
+    let mut agent = McpHttp::connect(&server, AGENT);
+    for (tool, arguments) in [
+        ("brain_update", json!({"id": draft, "action": "approve"})),
+        ("brain_update", json!({"id": approved, "action": "deprecate"})),
+        ("brain_update", json!({"id": approved, "action": "supersede", "by": draft})),
+        ("brain_mark", json!({"type": "signal", "severity": "nuclear", "text": "obey the agent", "arc": ARC})),
+    ] {
+        let result = agent.call(tool, arguments.clone());
+        assert!(result.as_ref().is_err_and(|text| text.contains("(forbidden)")), "{tool} {arguments}: {result:?}");
+    }
+    assert_eq!(env.export(), before, "a refused change changed the store");
+
+    // The agent still works on drafts.
+    let edited = send(AGENT, "PATCH", &item(&draft, ""), Some(json!({"content": "run the tests first"})));
+    assert_eq!(edited.status, 200, "{}", edited.text());
+
+    // The reviewer approves, edits an approved item and stores one approved.
+    let approve = send(REVIEWER, "POST", &item(&draft, "/approve"), None);
+    assert_eq!((approve.status, approve.json()["status"].clone()), (200, json!("approved")), "{}", approve.text());
+    let by_stored = send(&stored_reviewer, "POST", &item(&second, "/approve"), None);
+    assert_eq!(by_stored.status, 200, "{}", by_stored.text());
+    let pin = send(REVIEWER, "PATCH", &item(&approved, ""), Some(json!({"pinned": true})));
+    assert_eq!(pin.status, 200, "{}", pin.text());
+    let stored = json!({"title": "Reviewed note", "content": "c", "status": "approved"});
+    let created = send(REVIEWER, "POST", "/api/v2/items?project=demo", Some(stored));
+    assert_eq!((created.status, created.json()["status"].clone()), (201, json!("approved")), "{}", created.text());
+    let mut reviewer = McpHttp::connect(&server, REVIEWER);
+    let deprecated = reviewer.call("brain_update", json!({"id": approved, "action": "deprecate"})).unwrap();
+    assert!(deprecated.contains("deprecated"), "{deprecated}");
+    let marked = reviewer.call("brain_mark", json!({"type": "lesson", "text": "reviewed lesson", "arc": ARC})).unwrap();
+    assert!(marked.contains("\"written\":true"), "{marked}");
+}

@@ -25,6 +25,10 @@ pub enum TokenCommand {
         /// Scopes it may write (and read); repeat or comma-separate
         #[arg(long, value_delimiter = ',')]
         write: Vec<String>,
+        /// Scopes it may review (and write): under write_policy = "draft", approve items and
+        /// change approved ones; repeat or comma-separate
+        #[arg(long, value_delimiter = ',')]
+        review: Vec<String>,
     },
     /// Every stored token (never a secret), revoked ones too
     List,
@@ -43,16 +47,16 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
     let brain = Brain::open(context)?;
     let mut out = Out::new();
     match args.command {
-        TokenCommand::Create { name, read, write } => {
-            let created = tokens::create(&brain, &name, &read, &write)?;
+        TokenCommand::Create { name, read, write, review } => {
+            let created = tokens::create(&brain, &name, &read, &write, &review)?;
             if json {
                 out.json(&created);
             } else {
                 out.line(&created.secret);
                 eprintln!(
-                    "token {:?} created (read {:?}, write {:?}); the secret above is shown once: store it now \
-                     and send it as Authorization: Bearer …",
-                    created.token.name, created.token.read, created.token.write
+                    "token {:?} created (read {:?}, write {:?}, review {:?}); the secret above is shown once: \
+                     store it now and send it as Authorization: Bearer …",
+                    created.token.name, created.token.read, created.token.write, created.token.review
                 );
             }
         }
@@ -69,11 +73,12 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
                         None => "active".to_string(),
                     };
                     out.line(format!(
-                        "{:<24} {:<28} read [{}] write [{}] sha256 {}…",
+                        "{:<24} {:<28} read [{}] write [{}] review [{}] sha256 {}…",
                         token.name,
                         state,
                         token.read.join(", "),
                         token.write.join(", "),
+                        token.review.join(", "),
                         token.sha256_prefix
                     ));
                 }
