@@ -100,3 +100,25 @@ fn hostile_runs_64k(bencher: Bencher) {
     let text = hostile_runs();
     bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
 }
+
+/// Runs of the triggers of the fifth round's rules (docs/RELIABILITY.md row 25), each a
+/// 13 KB line: double-encoded pairs, URL-encoded JSON pairs, connection-string passwords,
+/// `$NAME` values in JSON, passwords in angle brackets and bare values opening one.
+fn hostile_edge_runs() -> String {
+    let line = |unit: &str| unit.repeat(65_536 / 6 / unit.len());
+    [
+        line("password%253Da%2526"),
+        line("%2522k%2522%253A%2522v"),
+        line("Password=a&b=c;"),
+        line("\"password\":\"$A1\","),
+        line("password: <Ab1#xy>"),
+        line("a=<"),
+    ]
+    .join("\n")
+}
+
+#[divan::bench]
+fn hostile_edge_runs_64k(bencher: Bencher) {
+    let text = hostile_edge_runs();
+    bencher.counter(BytesCount::of_str(&text)).bench(|| redact_str(black_box(&text)).len());
+}
