@@ -227,19 +227,38 @@ pub(super) fn secret_unless_placeholder(caps: &Captures<'_>, kind: &'static str)
     Some(Finding { range: secret.range(), kind })
 }
 
-/// A URL-encoded pair whose key names a secret (as [`check_assignment`] judges keys), or
-/// whose value is random material; the value ends before an encoded `&` (`%26`), and an
-/// accepted one runs on past the pattern's 128 characters to its end.
-pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>) -> Option<Finding> {
+/// What ends a URL-encoded value: an encoded `&` (a form's or a query's pair) or an encoded
+/// `"` (a JSON string's).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum EncodedEnd {
+    Ampersand,
+    Quote,
+}
+
+/// A URL-encoded pair (`password%3D…`, `%22password%22%3A%22…%22`) whose key names a secret
+/// (as [`check_assignment`] judges keys), or whose value is random material; encoded once or
+/// twice, as its separator says (`%3D`, `%253D`). The value ends before the encoded `&` or
+/// `"` of its level (encoded twice, also before one encoded once: the value's own `%` would
+/// be `%25` there), is judged decoded (`%24%7BDB_PASSWORD%7D` is `${DB_PASSWORD}`, a
+/// placeholder), and an accepted one runs on past the pattern's 128 characters to its end.
+pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>, end: EncodedEnd) -> Option<Finding> {
     let key = caps.name("key")?.as_str();
+    let twice = caps.name("sep")?.as_str().len() > "%3D".len();
+    let stops: &[&[u8]] = match (end, twice) {
+        (EncodedEnd::Ampersand, false) => &[b"%26"],
+        (EncodedEnd::Ampersand, true) => &[b"%2526", b"%26"],
+        (EncodedEnd::Quote, false) => &[b"%22"],
+        (EncodedEnd::Quote, true) => &[b"%2522", b"%22"],
+    };
     let secret = caps.name("secret")?;
-    let value = until_encoded_ampersand(secret.as_str());
-    if value.is_empty() || is_placeholder(value) || is_literal(value) {
+    let value = until_encoded(secret.as_str(), stops);
+    let decoded = percent_decoded(value, if twice { 2 } else { 1 });
+    if decoded.trim().is_empty() || is_placeholder(&decoded) || is_literal(&decoded) {
         return None;
     }
-    let kind = if is_secret_key(&key_words(key), value) {
+    let kind = if is_secret_key(&key_words(key), &decoded) {
         "secret-assignment"
-    } else if looks_high_entropy(value) {
+    } else if looks_high_entropy(&decoded) {
         "high-entropy"
     } else {
         return None;
@@ -249,15 +268,49 @@ pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>) -> Option<
     } else {
         let rest = &text[secret.end()..];
         let run = rest.find(|c: char| c.is_whitespace() || matches!(c, '&' | '"' | '\'' | '<' | '>' | '`'));
-        secret.end() + until_encoded_ampersand(&rest[..run.unwrap_or(rest.len())]).len()
+        secret.end() + until_encoded(&rest[..run.unwrap_or(rest.len())], stops).len()
     };
     Some(Finding { range: secret.start()..end, kind })
 }
 
-/// `text` up to its first `%26` (an encoded `&`, either case).
-fn until_encoded_ampersand(text: &str) -> &str {
-    let end = text.as_bytes().windows(3).position(|window| window.eq_ignore_ascii_case(b"%26")).unwrap_or(text.len());
+/// `text` up to the first of `stops` (encoded characters such as `%26`, either case).
+fn until_encoded<'a>(text: &'a str, stops: &[&[u8]]) -> &'a str {
+    let bytes = text.as_bytes();
+    let end = (0..bytes.len())
+        .find(|&at| {
+            bytes[at] == b'%'
+                && stops
+                    .iter()
+                    .any(|stop| bytes[at..].get(..stop.len()).is_some_and(|window| window.eq_ignore_ascii_case(stop)))
+        })
+        .unwrap_or(bytes.len());
+    // The stops are ASCII and start with `%`: `end` is a char boundary.
     &text[..end]
+}
+
+/// `value` with its `%XX` escapes decoded, `times` over (a value of at most the pattern's
+/// 128 characters: judged, not stored).
+fn percent_decoded(value: &str, times: usize) -> String {
+    let mut bytes = value.as_bytes().to_vec();
+    for _ in 0..times {
+        let mut decoded = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (bytes[at], bytes.get(at + 1).copied().and_then(hex), bytes.get(at + 2).copied().and_then(hex)) {
+                (b'%', Some(high), Some(low)) => {
+                    decoded.push((high * 16 + low) as u8);
+                    at += 3;
+                }
+                (b, _, _) => {
+                    decoded.push(b);
+                    at += 1;
+                }
+            }
+        }
+        bytes = decoded;
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// "the admin password is hunter2": the value after a password named in prose counts when

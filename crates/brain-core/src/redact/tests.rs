@@ -727,3 +727,20 @@ mod prose_passwords {
         }
     }
 }
+
+/// docs/RELIABILITY.md row 25: the edge forms left in clear after the fourth review.
+mod edge_forms {
+    use super::super::redact_str;
+
+    const MARK: &str = "[REDACTED:secret-assignment]";
+
+    /// A value encoded once may hold `%2526` (its own `%26`): it ends at `%26` only; encoded
+    /// twice, at `%2526` or `%26`.
+    #[test]
+    fn an_encoded_value_ends_at_the_ampersand_of_its_own_level() {
+        assert_eq!(redact_str("password%3DTr0ub%2526x9%26next%3D1"), format!("password%3D{MARK}%26next%3D1"));
+        assert_eq!(redact_str("state=password%253DTr0ub4dor9%26next=1"), format!("state=password%253D{MARK}%26next=1"));
+        let long = "Xk9mQ2vLp7zRw".repeat(20);
+        assert_eq!(redact_str(&format!("password%253D{long}%2526a%253Db")), format!("password%253D{MARK}%2526a%253Db"));
+    }
+}
