@@ -433,7 +433,11 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     // make a long run of candidates quadratic.
     let range = match quoted {
         Some(_) => value.range(),
-        None if kind == "secret-assignment" => value.start()..ampersand_run_end(text, bare_run_end(text, value.end())),
+        None if kind == "secret-assignment" => {
+            let run_end = ampersand_run_end(text, bare_run_end(text, value.end()));
+            let in_connection_string = connection_string_value_end(text, key.range(), value.start());
+            value.start()..in_connection_string.map_or(run_end, |end| end.max(run_end))
+        }
         None => value.start()..bare_run_end(text, value.end()),
     };
     Some(Finding { range, kind })
@@ -454,6 +458,60 @@ fn ampersand_run_end(text: &str, mut end: usize) -> usize {
         end += 1 + run;
     }
     end
+}
+
+/// `Server=db;User Id=sa;Password=ab&c=d9;Database=x`: in a `;`-separated connection string
+/// (ADO.NET, ODBC, JDBC for SQL Server) a password runs to the next `;`, holding `&`, `=`
+/// or spaces. The key is `Password` or `Pwd`, followed by `=` alone, and either another pair
+/// precedes it (a `;` before the key) or its `;` ends the string or line or is followed by
+/// another pair (`Password=Tr0ub& x=y;`). Without a `;` after it, the value of a pair that
+/// follows a `;` runs to the closing quote (`"…;Password=a& b=c"`) or, unquoted, to the
+/// next space. A query's `?password=x&user=y` is none of these, nor the `;` of an HTML
+/// entity (`&amp;`). Read within the line context: bounded.
+fn connection_string_value_end(text: &str, key: Range<usize>, value_start: usize) -> Option<usize> {
+    const ENTITIES: &[&str] = &["&amp", "&quot", "&lt", "&gt", "&apos", "&nbsp"];
+    let key_text = &text[key.clone()];
+    if !(key_text.eq_ignore_ascii_case("password") || key_text.eq_ignore_ascii_case("pwd"))
+        || &text[key.end..value_start] != "="
+    {
+        return None;
+    }
+    let follows_pair = text[..key.start].trim_end_matches([' ', '\t']).ends_with(';');
+    let line = line_after(text, value_start);
+    let stop = line.find([';', '"', '\'', '`', '\\']).unwrap_or(line.len());
+    let run = &line[..stop];
+    let end = match line[stop..].chars().next() {
+        Some(';') => {
+            let after = line[stop + 1..].trim_start_matches([' ', '\t']);
+            let pair_or_end = after.is_empty()
+                || after.starts_with(['"', '\'', '\\'])
+                || after.find('=').is_some_and(|eq| {
+                    let next_key = after[..eq].trim_end();
+                    // `Encrypt`, `databaseName`, `User Id`, `Initial Catalog`; not `export A`.
+                    let words: Vec<&str> = next_key.split(' ').collect();
+                    words.iter().all(|word| {
+                        word.starts_with(|c: char| c.is_ascii_alphabetic())
+                            && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                    }) && (words.len() == 1
+                        || words.iter().all(|word| word.starts_with(|c: char| c.is_ascii_uppercase())))
+                });
+            let entity = run.rfind('&').is_some_and(|amp| {
+                let tail = &run[amp..];
+                ENTITIES.iter().any(|entity| tail.eq_ignore_ascii_case(entity))
+                    || tail.strip_prefix("&#").is_some_and(|code| {
+                        !code.is_empty() && code.trim_start_matches(['x', 'X']).bytes().all(|b| b.is_ascii_hexdigit())
+                    })
+            });
+            if !(follows_pair || pair_or_end) || entity {
+                return None;
+            }
+            run.trim_end().len()
+        }
+        Some(_) if follows_pair => run.trim_end().len(),
+        None if follows_pair => run.find(char::is_whitespace).unwrap_or(run.len()),
+        _ => return None,
+    };
+    Some(value_start + end)
 }
 
 /// An image in base64 (a data URL, or the base64 of a PNG, JPEG, GIF or WebP file, known by

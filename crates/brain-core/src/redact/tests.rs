@@ -743,4 +743,22 @@ mod edge_forms {
         let long = "Xk9mQ2vLp7zRw".repeat(20);
         assert_eq!(redact_str(&format!("password%253D{long}%2526a%253Db")), format!("password%253D{MARK}%2526a%253Db"));
     }
+
+    /// Without a `;` after it, a connection string's password runs past `&` and `=` but not
+    /// past a space; a query's next parameter before an unrelated `;` is kept.
+    #[test]
+    fn a_connection_strings_password_runs_to_its_semicolon_and_no_further() {
+        assert_eq!(
+            redact_str("Server=db;Password=Tr0ub&x=9 then the service restarted"),
+            format!("Server=db;Password={MARK} then the service restarted")
+        );
+        assert_eq!(
+            redact_str("open ?password=hunter2X&user=bob; export A=b"),
+            format!("open ?password={MARK}&user=bob; export A=b")
+        );
+        assert_eq!(
+            redact_str("Server=db;Password=Tr0ub& x=y;User Id=sa"),
+            format!("Server=db;Password={MARK};User Id=sa")
+        );
+    }
 }
