@@ -402,13 +402,12 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     let quoted = caps.name("dq").or_else(|| caps.name("edq")).or_else(|| caps.name("sq"));
     let value = quoted.or_else(|| caps.name("bare"))?;
     let value_text = value.as_str();
-    // In a JSON pair nothing expands `$name`: only `$NAME`, an environment variable's
-    // shape, is taken for a reference there (`"password": "$ecretP4ss"` is a password).
+    // In a JSON pair nothing expands `$name`: only an environment variable's name (`$NAME`,
+    // `$DB_PASSWORD_2`) is taken for a reference there (`"password": "$ecretP4ss"` and
+    // `"$ECRET9"` are passwords).
     let json_pair = (caps.name("dq").is_some() || caps.name("edq").is_some()) && text[..key.start()].ends_with('"');
-    let literal_dollar = json_pair
-        && value_text
-            .strip_prefix('$')
-            .is_some_and(|name| is_identifier(name) && name.bytes().any(|b| b.is_ascii_lowercase()));
+    let literal_dollar =
+        json_pair && value_text.strip_prefix('$').is_some_and(|name| is_identifier(name) && !is_environment_name(name));
     if (is_placeholder(value_text) && !literal_dollar) || is_literal(value_text) {
         return None;
     }

@@ -731,6 +731,7 @@ mod prose_passwords {
 /// docs/RELIABILITY.md row 25: the edge forms left in clear after the fourth review.
 mod edge_forms {
     use super::super::redact_str;
+    use super::super::values::is_environment_name;
 
     const MARK: &str = "[REDACTED:secret-assignment]";
 
@@ -760,5 +761,18 @@ mod edge_forms {
             redact_str("Server=db;Password=Tr0ub& x=y;User Id=sa"),
             format!("Server=db;Password={MARK};User Id=sa")
         );
+    }
+
+    #[test]
+    fn only_an_environment_variables_shape_is_a_reference_in_json() {
+        for name in ["DB_PASSWORD", "DB_PASSWORD_2", "S3_TOKEN", "PGPASSWORD", "UPPERCASE", "_TOKEN"] {
+            assert!(is_environment_name(name), "{name}");
+        }
+        for name in ["ECRET9", "UPERSECRET2024", "ecret", "Db_Password", "TOKEN1"] {
+            assert!(!is_environment_name(name), "{name}");
+        }
+        assert_eq!(redact_str(r#"{"password": "$TOKEN1"}"#), format!(r#"{{"password": "{MARK}"}}"#));
+        // Outside JSON, `$ECRET9` is the shell's variable.
+        assert_eq!(redact_str("password=$ECRET9"), "password=$ECRET9");
     }
 }

@@ -125,6 +125,15 @@ pub(super) fn is_placeholder(value: &str) -> bool {
         && value.chars().all(|c| c.is_ascii_alphabetic() || matches!(c, '-' | '_' | ' ' | '.'))
 }
 
+/// `$DB_PASSWORD`, `$S3_TOKEN`: the shape of an environment variable's name (after its `$`):
+/// upper case, and digits only in a name of several words. `$ECRET9` (a digit glued to one
+/// word) and `$ecret` are not; `$UPPERCASE` cannot be told from `$PASSWORD` and is one.
+pub(super) fn is_environment_name(name: &str) -> bool {
+    is_identifier(name)
+        && !name.bytes().any(|b| b.is_ascii_lowercase())
+        && (name.contains('_') || !name.bytes().any(|b| b.is_ascii_digit()))
+}
+
 /// Keyword values of config and code: booleans, nulls and common type names.
 pub(super) fn is_literal(value: &str) -> bool {
     #[rustfmt::skip]
