@@ -401,7 +401,14 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     // `edq`: JSON inside a JSON string or a shell's double quotes (`{\"password\":\"x\"}`).
     let quoted = caps.name("dq").or_else(|| caps.name("edq")).or_else(|| caps.name("sq"));
     let value = quoted.or_else(|| caps.name("bare"))?;
-    let value_text = value.as_str();
+    // A bare value in angle brackets (`password=<Tr0ub4dor&3>`) is the brackets and what
+    // they hold, judged as a placeholder or a password, never as code.
+    let bracketed = match quoted {
+        None if value.as_str().starts_with('<') => Some(bracketed_value(text, value.start())?),
+        _ => None,
+    };
+    let value_range = bracketed.clone().unwrap_or_else(|| value.range());
+    let value_text = &text[value_range.clone()];
     // In a JSON pair nothing expands `$name`: only an environment variable's name (`$NAME`,
     // `$DB_PASSWORD_2`) is taken for a reference there (`"password": "$ecretP4ss"` and
     // `"$ECRET9"` are passwords).
@@ -412,7 +419,7 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
         return None;
     }
     let words = key_words(key.as_str());
-    if quoted.is_none() && bare_value_is_code(text, caps, &words, key.start(), value.range()) {
+    if quoted.is_none() && bracketed.is_none() && bare_value_is_code(text, caps, &words, key.start(), value.range()) {
         return None;
     }
     if quoted.is_some() && quote_closes_a_string_around_the_key(text, key.range()) && !looks_like_password(value_text) {
@@ -420,7 +427,7 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     }
     let colon_prose = quoted.is_none()
         && caps.name("sep").is_some_and(|sep| sep.as_str() == ":")
-        && (!reads_as_config_line(text, key.start(), value.end()) || is_prose_label(key.as_str(), value_text));
+        && (!reads_as_config_line(text, key.start(), value_range.end) || is_prose_label(key.as_str(), value_text));
     let kind = if is_secret_key(&words, value_text) && !colon_prose {
         if is_aws_secret(&words, value_text) { "aws-secret-key" } else { "secret-assignment" }
     } else if looks_high_entropy(value_text) && !is_dirhash(key.as_str(), value_text) && !is_image_data(value_text) {
@@ -430,8 +437,8 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
     };
     // Only now, for an accepted value: scanning to the end of every candidate's run would
     // make a long run of candidates quadratic.
-    let range = match quoted {
-        Some(_) => value.range(),
+    let range = match quoted.or(bracketed.as_ref().map(|_| value)) {
+        Some(_) => value_range,
         None if kind == "secret-assignment" => {
             let run_end = ampersand_run_end(text, bare_run_end(text, value.end()));
             let in_connection_string = connection_string_value_end(text, key.range(), value.start());
@@ -457,6 +464,14 @@ fn ampersand_run_end(text: &str, mut end: usize) -> usize {
         end += 1 + run;
     }
     end
+}
+
+/// The range of `<…>` starting at `start`: closed on its line, within 130 bytes, before any
+/// space or other `<`; `None` when it is not closed so.
+fn bracketed_value(text: &str, start: usize) -> Option<Range<usize>> {
+    let line = line_after(text, start + 1);
+    let close = line.find(|c: char| c == '>' || c == '<' || c.is_whitespace())?;
+    (close <= 128 && line[close..].starts_with('>')).then_some(start..start + 1 + close + 1)
 }
 
 /// `Server=db;User Id=sa;Password=ab&c=d9;Database=x`: in a `;`-separated connection string

@@ -63,12 +63,13 @@ const BRACED_PASSWORD: &str = r"(?i)(?-u:\b)(?:pwd|password)[ \t]*=[ \t]*\{(?P<s
 /// `key` `=`/`:`/`:=`/`=>` value, where the value is double-quoted (with escapes),
 /// single-quoted, or a bare word; markdown bold around the key is allowed
 /// (`**Password:** hunter2`). A bare word cannot start with a character that makes it
-/// a comparison (`==`), a path (`::`), a reference or a placeholder.
+/// a comparison (`==`), a path (`::`), a reference or a placeholder; one starting with `<` is
+/// taken only in angle brackets that hold a password (`<Tr0ub4dor&3>`, see the check).
 ///
 /// Keys and bare values (128 characters each) are bounded so that a rejected match never
 /// spans the rest of a long line: `b:b:b:…` would otherwise cost quadratic time. An
 /// accepted bare value is extended to the end of its run by [`bare_run_end`].
-const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:\\?["'])?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|\\"(?P<edq>[^"\\\n]{0,256})\\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:<>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
+const ASSIGNMENT: &str = r#"(?-u:\b)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,127})(?:\\?["'])?[ \t]*(?P<sep>:=|=>|:|=)(?:\*\*?)?[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|\\"(?P<edq>[^"\\\n]{0,256})\\"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>[^\s"'`,;&\\=:>(){}\[\]$*%|][^\s"'`,;&\\]{0,127}))"#;
 /// A command-line flag followed by its value (`--password hunter2`). (`password hunter2`
 /// without dashes, as in `.netrc`, is [`PROSE_PASSWORD`]'s.)
 const FLAG: &str = r#"(?m)(?:^|[ \t"'=(])--?(?P<key>[A-Za-z][A-Za-z0-9_-]*)[ \t]+(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s"'`\\<$=:-][^\s"'`\\]*))"#;

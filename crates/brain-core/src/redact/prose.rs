@@ -74,8 +74,11 @@ pub(super) fn check_prose_password(text: &str, caps: &Captures<'_>, words: &mut 
     let (value, quoted_by, crossed_line) = (found.range.clone(), found.quote, found.crossed_line);
     let value_text = &text[value.clone()];
     let label_word = label_match.as_str();
+    // `password: <Tr0ub4dor&3>`: a password in angle brackets, not a placeholder's.
+    let bracketed =
+        value_text.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')).is_some_and(is_bracketed_secret);
     if value_text.is_empty()
-        || value_text.starts_with([':', '=', '>', '<', '|'])
+        || (value_text.starts_with([':', '=', '>', '<', '|']) && !bracketed)
         || is_placeholder(value_text)
         || is_literal(value_text)
         || value_text.eq_ignore_ascii_case(label_word)
@@ -87,7 +90,7 @@ pub(super) fn check_prose_password(text: &str, caps: &Captures<'_>, words: &mut 
     let head = value_text.split([',', ';']).next().unwrap_or(value_text);
     let accepted = if crossed_line && separator != Separator::Colon {
         false
-    } else if looks_like_password(value_text) || (quoted_by.is_none() && looks_like_password(head)) {
+    } else if bracketed || looks_like_password(value_text) || (quoted_by.is_none() && looks_like_password(head)) {
         true
     } else if let Some(quote) = quoted_by {
         quoted_value_counts(text, key_start, value.clone(), quote, label, separator)

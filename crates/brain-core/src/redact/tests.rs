@@ -731,7 +731,7 @@ mod prose_passwords {
 /// docs/RELIABILITY.md row 25: the edge forms left in clear after the fourth review.
 mod edge_forms {
     use super::super::redact_str;
-    use super::super::values::is_environment_name;
+    use super::super::values::{is_bracketed_secret, is_environment_name};
 
     const MARK: &str = "[REDACTED:secret-assignment]";
 
@@ -774,5 +774,33 @@ mod edge_forms {
         assert_eq!(redact_str(r#"{"password": "$TOKEN1"}"#), format!(r#"{{"password": "{MARK}"}}"#));
         // Outside JSON, `$ECRET9` is the shell's variable.
         assert_eq!(redact_str("password=$ECRET9"), "password=$ECRET9");
+    }
+
+    #[test]
+    fn angle_brackets_hold_a_placeholder_unless_they_hold_a_password() {
+        for inside in ["Tr0ub4dor&3", "Xk9#mQ2vL", "Xk9mQ2vL", "Passw0rd", "P@ssword1"] {
+            assert!(is_bracketed_secret(inside), "{inside}");
+        }
+        for inside in [
+            "your-key",
+            "PASSWORD",
+            "db password",
+            "api_key",
+            "YOUR_TOKEN_2",
+            "Password1",
+            "sha256",
+            "base64",
+            "hex-32",
+            "oauth2Token",
+            "base64Key",
+            "Ab1#",
+            "https://app.example/reset?t=abc123",
+            "%=pwd1%",
+            "@user1",
+        ] {
+            assert!(!is_bracketed_secret(inside), "{inside}");
+        }
+        assert_eq!(redact_str("password: <Tr0ub4dor&3>."), format!("password: {MARK}."));
+        assert_eq!(redact_str("the db password: <your-password>."), "the db password: <your-password>.");
     }
 }

@@ -102,8 +102,8 @@ pub(super) fn is_placeholder(value: &str) -> bool {
     if value.is_empty() || value.contains("[REDACTED:") {
         return true;
     }
-    if value.starts_with('<') && value.ends_with('>') {
-        return true;
+    if let Some(inside) = value.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')) {
+        return !is_bracketed_secret(inside);
     }
     if ["${", "$(", "{{", "%("].iter().any(|prefix| value.starts_with(prefix)) {
         return true;
@@ -123,6 +123,34 @@ pub(super) fn is_placeholder(value: &str) -> bool {
     // `your-api-key-here`, `YOUR_TOKEN`, `your password`; not `yourMum1!`.
     value.get(..4).is_some_and(|prefix| prefix.eq_ignore_ascii_case("your"))
         && value.chars().all(|c| c.is_ascii_alphabetic() || matches!(c, '-' | '_' | ' ' | '.'))
+}
+
+/// The inside of a value in angle brackets that no placeholder is made of (`<Tr0ub4dor&3>`,
+/// `<Xk9mQ2vL>`): one word of six characters or more, starting with a letter or digit,
+/// holding letters and digits, and either a symbol (`!@#$%^&*+=?~`) or mixed case with a
+/// digit inside a word — followed by a lower-case letter (`Tr0ub`, `Passw0rd`) or by a
+/// capital that starts no word (`Xk9mQ`). Placeholders are words and names, a number after
+/// a word or before a capitalized one: `<your-key>`, `<PASSWORD>`, `<db password>`,
+/// `<api_key>`, `<YOUR_TOKEN_2>`, `<Password1>`, `<sha256>`, `<oauth2Token>`; a URL
+/// (`<https://…?a=1>`) is not a password either.
+pub(super) fn is_bracketed_secret(inside: &str) -> bool {
+    let bytes = inside.as_bytes();
+    if inside.chars().count() < 6
+        || !inside.starts_with(|c: char| c.is_alphanumeric())
+        || inside.contains(|c: char| c.is_whitespace() || "<>()[]{}\"'`".contains(c))
+        || inside.contains("://")
+        || !has_letter_and_digit(inside)
+    {
+        return false;
+    }
+    let symbol = bytes.iter().any(|b| b"!@#$%^&*+=?~".contains(b));
+    let mixed_case = bytes.iter().any(u8::is_ascii_uppercase) && bytes.iter().any(u8::is_ascii_lowercase);
+    let digit_inside_a_word = (1..bytes.len()).any(|at| {
+        let lower_after = |from: usize| bytes[from..].iter().take_while(|b| b.is_ascii_lowercase()).count();
+        bytes[at - 1].is_ascii_digit()
+            && (bytes[at].is_ascii_lowercase() || (bytes[at].is_ascii_uppercase() && lower_after(at + 1) < 2))
+    });
+    symbol || (mixed_case && digit_inside_a_word)
 }
 
 /// `$DB_PASSWORD`, `$S3_TOKEN`: the shape of an environment variable's name (after its `$`):
