@@ -118,7 +118,9 @@ fn find_secrets(text: &str, may_match: impl Fn(usize) -> bool) -> Vec<Finding> {
 /// Where a detector searches again after an accepted match.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Resume {
-    /// After the match and its finding (which may run on past the match).
+    /// After the finding, which may run on past the match or end before it (a value the
+    /// check cut inside the pattern's bounded window: the rest of the window may hold the
+    /// next secret).
     AfterFinding,
     /// After the match only: the finding is not searched past.
     AfterMatch,
@@ -137,7 +139,7 @@ fn run_detector(
         let whole = caps.get(0).expect("group 0 always participates");
         match check(text, &caps) {
             Some(finding) => {
-                let end = if resume == Resume::AfterFinding { whole.end().max(finding.range.end) } else { whole.end() };
+                let end = if resume == Resume::AfterFinding { finding.range.end } else { whole.end() };
                 at = end.max(next_char(text, whole.start()));
                 findings.push(finding);
             }
