@@ -58,10 +58,14 @@
 //!   pwd, secret, token, auth, credential(s), api key, access key, private key, secret key,
 //!   signing key, …; `TOKEN_BUDGET` and `password_reset_url` do not, their last word is
 //!   "budget" and "url"). A bare value runs on past a `&` when what follows holds no `=`
-//!   (`Password=Tr0ub&3x;` in an ADO.NET string; `&user=bob` in a query is the next pair).
-//!   URL-encoded pairs too (`password%3D…%26`). In a JSON pair only `$NAME` is a reference
-//!   (`"password": "$ecret9"` is a password), and `your…` is a placeholder only when made
-//!   of letters and separators (`your-api-key`, not `yourMum1!`).
+//!   (`Password=Tr0ub&3x;`; `&user=bob` in a query is the next pair); in a `;`-separated
+//!   connection string a `Password`/`Pwd` value runs to its `;`, past `&`, `=` and spaces
+//!   too (`Server=db;Password=ab&c=d9;`). URL-encoded pairs too, encoded once or twice
+//!   (`password%3D…%26`, `password%253D…%2526`), and URL-encoded JSON
+//!   (`%22password%22%3A%22…%22`), judged decoded. In a JSON pair only an environment
+//!   variable's name is a reference (`$DB_PASSWORD`, `$S3_TOKEN`; `"$ecret9"` and
+//!   `"$ECRET9"` are passwords), and `your…` is a placeholder only when made of letters and
+//!   separators (`your-api-key`, not `yourMum1!`).
 //!   In prose too: "the admin password is X", "the password for the db was set to X",
 //!   "our API key is X": after a password word, a quoted value or one that is not a plain
 //!   word or a quantity ("the password is wrong", "… is 8 characters long" are prose); after
@@ -93,8 +97,9 @@
 //!
 //! # What is kept, on purpose
 //!
-//! - **Placeholders** — values that by their shape cannot be anyone's secret: `<your-key>`,
-//!   `${VAR}`, `$VAR`, `{{ var }}`, `%(var)s`, masks such as `****` or `xxxx`, values starting
+//! - **Placeholders** — values that by their shape cannot be anyone's secret: `<your-key>`
+//!   (not a password in angle brackets, `<Tr0ub4dor&3>`: one word with letters and digits,
+//!   and symbols or mixed case with a digit inside a word), `${VAR}`, `$VAR`, `{{ var }}`, `%(var)s`, masks such as `****` or `xxxx`, values starting
 //!   with "your" (`your-api-key-here`), empty values, `true`/`false`/`null`/`none`, and
 //!   `read`/`write` (CI permissions such as `id-token: write`).
 //! - **Dictionary dummies are not placeholders.** `password=changeme`,
