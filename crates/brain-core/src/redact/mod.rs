@@ -99,8 +99,9 @@
 //!
 //! - **Placeholders** — values that by their shape cannot be anyone's secret: `<your-key>`
 //!   (not a password in angle brackets, `<Tr0ub4dor&3>`: one word with letters and digits,
-//!   and symbols or mixed case with a digit inside a word), `${VAR}`, `$VAR`, `{{ var }}`, `%(var)s`, masks such as `****` or `xxxx`, values starting
-//!   with "your" (`your-api-key-here`), empty values, `true`/`false`/`null`/`none`, and
+//!   and symbols or mixed case with a digit inside a word), `${VAR}`, `$VAR`, `{{ var }}`,
+//!   `%(var)s`, masks such as `****` or `xxxx`, values starting with "your"
+//!   (`your-api-key-here`), empty values, `true`/`false`/`null`/`none`, and
 //!   `read`/`write` (CI permissions such as `id-token: write`).
 //! - **Dictionary dummies are not placeholders.** `password=changeme`,
 //!   `postgres://app:password@db` or `secret: example` are redacted: the redactor cannot tell the `changeme` of
