@@ -80,11 +80,13 @@ impl Grants {
     }
 }
 
-/// Who is calling: anyone (the local user, or a server without tokens) or the holder of a
-/// token with its grants.
+/// Who is calling: anyone (the local user, or a server without tokens), the local user's
+/// agent over MCP stdio (`brain mcp`: every scope, but no review under the draft policy), or
+/// the holder of a token with its grants.
 #[derive(Clone, Debug)]
 pub enum Caller {
     Open,
+    Agent,
     Token(Arc<Grants>),
 }
 
@@ -92,13 +94,29 @@ impl Caller {
     pub fn name(&self) -> &str {
         match self {
             Caller::Open => "anonymous",
+            Caller::Agent => "agent",
             Caller::Token(grants) => &grants.name,
         }
     }
 
+    /// The caller as a refusal names it.
+    fn describe(&self) -> String {
+        match self {
+            Caller::Open => "anyone".into(),
+            Caller::Agent => "an agent over MCP stdio".into(),
+            Caller::Token(grants) => format!("token {:?}", grants.name),
+        }
+    }
+
+    /// The local user or their agent: the whole store is theirs to see (its folders, every
+    /// scope listed at once).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Caller::Open | Caller::Agent)
+    }
+
     pub fn can_read(&self, scope: &Scope) -> bool {
         match self {
-            Caller::Open => true,
+            Caller::Open | Caller::Agent => true,
             Caller::Token(grants) => {
                 let scope = scope.to_string();
                 scope == "global"
@@ -114,7 +132,7 @@ impl Caller {
 
     pub fn can_write(&self, scope: &Scope) -> bool {
         match self {
-            Caller::Open => true,
+            Caller::Open | Caller::Agent => true,
             Caller::Token(grants) => {
                 let scope = scope.to_string();
                 grants.write.iter().chain(&grants.review).any(|pattern| pattern.matches(&scope))
@@ -126,6 +144,7 @@ impl Caller {
     pub fn can_review(&self, scope: &Scope) -> bool {
         match self {
             Caller::Open => true,
+            Caller::Agent => false,
             Caller::Token(grants) => {
                 let scope = scope.to_string();
                 grants.review.iter().any(|pattern| pattern.matches(&scope))
@@ -158,8 +177,9 @@ impl Caller {
             if draft_policy && (approves || item.status == Status::Approved) && !caller.can_review(&item.scope) {
                 return Err(BrainError::Forbidden {
                     message: format!(
-                        "token {:?} may not {} items of {} under write_policy = \"draft\": that needs its review grant",
-                        caller.name(),
+                        "{} may not {} items of {} under write_policy = \"draft\": that is a reviewer's (the \
+                         review grant of a token, or `brain approve`)",
+                        caller.describe(),
                         if approves { "approve" } else { "change approved" },
                         item.scope
                     ),
@@ -252,9 +272,9 @@ impl Brain {
         if self.draft_policy() && !caller.can_review(scope) {
             return Err(BrainError::Forbidden {
                 message: format!(
-                    "token {:?} may not write blocks for {scope} into the vault under write_policy = \"draft\" \
-                     (the vault's items are approved): that needs its review grant",
-                    caller.name()
+                    "{} may not write blocks for {scope} into the vault under write_policy = \"draft\" \
+                     (the vault's items are approved): that is a reviewer's (the review grant of a token)",
+                    caller.describe()
                 ),
             });
         }
@@ -325,7 +345,7 @@ impl Brain {
 
     fn require_filter_readable(&self, caller: &Caller, filter: &ItemFilter) -> BrainResult<()> {
         match (&filter.scopes, caller) {
-            (None, Caller::Open) => Ok(()),
+            (None, Caller::Open | Caller::Agent) => Ok(()),
             (None, Caller::Token(grants)) => Err(BrainError::Forbidden {
                 message: format!("token {:?} may not list every scope: name the scopes", grants.name),
             }),

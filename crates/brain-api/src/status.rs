@@ -46,7 +46,7 @@ pub fn status(brain: &Brain) -> BrainResult<StatusReport> {
 /// counts the whole store.
 pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
     let scopes = match caller {
-        Caller::Open => None,
+        Caller::Open | Caller::Agent => None,
         Caller::Token(_) => Some(brain.readable_scopes_for(caller)),
     };
     let mut by_status = serde_json::Map::new();
@@ -62,10 +62,10 @@ pub fn status_for(brain: &Brain, caller: &Caller) -> BrainResult<StatusReport> {
         project_name_held_by: brain
             .project_held_by
             .as_ref()
-            .filter(|_| matches!(caller, Caller::Open))
+            .filter(|_| caller.is_local())
             .map(|folder| folder.display().to_string()),
-        project_ties_error: brain.project_ties_error.clone().filter(|_| matches!(caller, Caller::Open)),
-        home: matches!(caller, Caller::Open).then(|| brain.home.display().to_string()),
+        project_ties_error: brain.project_ties_error.clone().filter(|_| caller.is_local()),
+        home: caller.is_local().then(|| brain.home.display().to_string()),
         generation: brain.store().generation()?,
         by_status,
         signals,

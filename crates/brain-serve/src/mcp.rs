@@ -410,13 +410,13 @@ impl BrainMcp {
         BrainMcp { shared: Arc::new(shared), tool_router }
     }
 
-    /// Who calls: over stdio the local user's agent (every scope, the write policy still
-    /// applies); over HTTP the holder of the request's bearer token, whose grants every tool
+    /// Who calls: over stdio the local user's agent (every scope; under `write_policy =
+    /// "draft"` it works on drafts, as a write token does); over HTTP the holder of the request's bearer token, whose grants every tool
     /// checks through `brain_api::policy`. A request over HTTP without an identified caller is
     /// refused (the authentication middleware always sets one).
     fn caller(&self, context: &RequestContext<RoleServer>) -> BrainResult<Caller> {
         if !self.shared.over_http {
-            return Ok(Caller::Open);
+            return Ok(Caller::Agent);
         }
         context
             .extensions
@@ -569,7 +569,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use to curate a memory: approve a draft, deprecate one that is wrong or stale, or supersede it with a newer item (`by`). Both items of a supersede are kept."
+        description = "Use to curate a memory: approve a draft, deprecate one that is wrong or stale, or supersede it with a newer item (`by`). Both items of a supersede are kept. Under write_policy = \"draft\" approving, and changing an approved item, is a reviewer's: agents work on drafts."
     )]
     async fn brain_update(
         &self,

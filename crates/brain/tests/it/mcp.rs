@@ -167,3 +167,41 @@ fn mcp_typescript_sdk_and_inspector_call_every_tool_with_every_parameter() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Under `write_policy = "draft"` the agent over stdio works on drafts, as a write token
+/// does: it cannot approve its own write, nor change or mark what only a reviewer passes;
+/// the user approves with the CLI. Under the default policy the same calls go through.
+#[test]
+fn over_stdio_under_the_draft_policy_the_agent_cannot_approve_its_own_writes() {
+    use serde_json::json;
+    let env = Env::new();
+    let config = env.home.join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\nwrite_policy = \"draft\"\n")).unwrap();
+    let approved = env.remember(&["--title", "Reviewed rule", "--content", "ship on green", "--status", "approved"]);
+    let mut mcp = crate::mcp_support::Mcp::start(&env);
+    let answer = mcp.call("brain_remember", json!({"title": "Agent proposal", "content": "skip the tests"}));
+    let wrapped: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let item: serde_json::Value =
+        serde_json::from_str(wrapped["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(item["status"], "draft", "{answer}");
+    let draft = item["id"].as_str().unwrap().to_string();
+    let before = env.export();
+    for arguments in [
+        json!({"id": draft, "action": "approve"}),
+        json!({"id": approved, "action": "deprecate"}),
+        json!({"id": approved, "action": "supersede", "by": draft}),
+    ] {
+        let answer = mcp.call("brain_update", arguments.clone());
+        assert!(answer.contains("\"isError\":true") && answer.contains("reviewer"), "{arguments}: {answer}");
+    }
+    assert_eq!(env.export(), before, "a refused call changed the store");
+    env.brain().args(["approve", &draft]).assert().success();
+    assert_eq!(env.json(&["show", &draft])["status"], "approved", "the user approves");
+    let other = mcp.call("brain_remember", json!({"title": "Second proposal", "content": "c"}));
+    let other: serde_json::Value = serde_json::from_str(&other).unwrap();
+    let other: serde_json::Value =
+        serde_json::from_str(other["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let answer = mcp.call("brain_update", json!({"id": other["id"], "action": "deprecate"}));
+    assert!(!answer.contains("\"isError\":true"), "its own draft is the agent's to drop: {answer}");
+}

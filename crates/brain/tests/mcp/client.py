@@ -8,6 +8,7 @@ Exits 0 when every check passes; prints the failing check otherwise.
 import asyncio
 import json
 import os
+import subprocess
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -65,6 +66,20 @@ async def main():
     print("mcp client: all checks passed")
 
 
+async def review(session, arguments, cli):
+    """Approving, and changing an approved item, is a reviewer's under write_policy = "draft":
+    over stdio the agent is refused and the user does it (`brain …`); the callers of a server
+    without tokens are the local user's, and review."""
+    if os.environ.get("BRAIN_MCP_URL"):
+        [updated] = ok(await session.call_tool("brain_update", arguments), arguments["action"])
+        assert json.loads(updated)["updated"], updated
+        return
+    refused = await session.call_tool("brain_update", arguments)
+    assert is_error(refused) and "reviewer" in texts(refused)[0], texts(refused)
+    env = {"BRAIN_HOME": os.environ["BRAIN_HOME"], "BRAIN_PROJECT": "demo", "PATH": os.environ.get("PATH", "")}
+    subprocess.run([os.environ["BRAIN_BIN"], *cli], env=env, check=True, capture_output=True)
+
+
 async def checks(session):
     """Every tool, good and bad input; the test home sets write_policy = "draft"."""
     init = await session.initialize()
@@ -104,8 +119,7 @@ async def checks(session):
     assert status["project"] == "demo", status
     generation = status["generation"]
 
-    [updated] = ok(await session.call_tool("brain_update", {"id": item_id, "action": "approve"}), "update")
-    assert json.loads(updated)["updated"][0]["status"] == "approved", updated
+    await review(session, {"id": item_id, "action": "approve"}, ["approve", item_id])
 
     [page] = ok(await session.call_tool("brain_search", {"query": "WAL sqlite", "limit": 5}), "search")
     page = json.loads(page)
@@ -155,11 +169,9 @@ async def checks(session):
         "remember 2",
     )
     newer_id = json.loads(newer)["id"]
-    [superseded] = ok(
-        await session.call_tool("brain_update", {"id": item_id, "action": "supersede", "by": newer_id}),
-        "supersede",
-    )
-    assert json.loads(superseded)["updated"][0]["status"] == "superseded", superseded
+    await review(session, {"id": item_id, "action": "supersede", "by": newer_id}, ["supersede", item_id, newer_id])
+    [old] = ok(await session.call_tool("brain_get_memory", {"id": item_id}), "get the superseded item")
+    assert json.loads(old)["item"]["status"] == "superseded", old
 
     # Errors are tool errors with the brain's message, and the server stays up.
     missing = await session.call_tool("brain_update", {"id": "mem_01ARZ3NDEKTSV4RRFFQ69G5FAV", "action": "approve"})
