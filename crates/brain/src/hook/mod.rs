@@ -40,6 +40,7 @@ use brain_api::error::{BrainError, BrainResult};
 use brain_capture::Host;
 use brain_capture::transcript::excerpt;
 use brain_remote::remote::{REMOTE_COMMANDS, RemoteBrain, RemoteTarget};
+use brain_store::ItemFilter;
 
 pub use brain_capture::hook_input::{HookInput, MAX_INPUT_BYTES, parse_input, read_input};
 pub use capture::CaptureEvent;
@@ -115,6 +116,17 @@ const INVALID_PROJECT_FILE_LEAD: &str = "brain: this repository's .brain.toml is
      session has the memory of the project named by its folder, with the user's settings \
      (`brain status` in the repository shows the error).";
 
+/// What a session is told when its folder has a project of its own that is still empty
+/// (the name it chose is held by another folder): why it has no project memory, and how to
+/// share it. Not which folder holds the name: the repository's agent reads this.
+fn own_project_lead(project: &str) -> String {
+    format!(
+        "brain: another folder on this machine holds this project's name, so this folder has a \
+         memory of its own (`{project}`), empty so far; `brain project link` here shares the \
+         project's memory (`brain status` names the folder)."
+    )
+}
+
 impl HookConfig {
     fn load(context: &Context) -> HookConfig {
         let (loaded, invalid_project_file) = match brain_api::config::load(&context.home, &context.cwd, &context.env) {
@@ -165,12 +177,24 @@ impl Started {
     }
 
     /// The session start for `request` within `cap`; led, when the repository's
-    /// configuration was set aside, by a paragraph saying so — when it fits beside the whole
-    /// working memory: the urgent signals come first.
+    /// configuration was set aside or the folder's own project is empty, by a paragraph
+    /// saying so — when it fits beside the whole working memory: the urgent signals come
+    /// first.
     fn working_memory(&mut self, request: SessionRequest, cap: SizeCap) -> BrainResult<SessionStart> {
-        let mut start = self.brain()?.session_start(&within(request, cap))?;
-        if self.invalid_project_file.is_some() {
-            let led = format!("{INVALID_PROJECT_FILE_LEAD}\n\n{}", start.text);
+        let set_aside = self.invalid_project_file.is_some();
+        let brain = self.brain()?;
+        let mut start = brain.session_start(&within(request, cap))?;
+        let lead = if set_aside {
+            Some(INVALID_PROJECT_FILE_LEAD.to_string())
+        } else if brain.has_own_project()
+            && brain.count(&ItemFilter { scopes: Some(vec![brain.project_scope()]), ..ItemFilter::default() })? == 0
+        {
+            Some(own_project_lead(brain.project()))
+        } else {
+            None
+        };
+        if let Some(lead) = lead {
+            let led = format!("{lead}\n\n{}", start.text);
             if cap.fits(&led) {
                 start.text = led;
             }

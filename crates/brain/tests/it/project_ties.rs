@@ -88,3 +88,38 @@ fn a_repository_of_the_home_folder_does_not_join_the_folders_under_it() {
     let given = session_start_in(&env, &unpacked);
     assert!(!given.contains("ops vault"), "{given}");
 }
+
+/// A folder given a project of its own is told why its memory is empty, at the session
+/// start the agent reads (so the user hears why, and how to share the project), without
+/// naming the folder that holds the name; once it has memory of its own, nothing is said.
+#[test]
+fn a_folder_with_an_empty_project_of_its_own_is_told_why_at_session_start() {
+    let env = Env::new();
+    env.remember(&["--title", "Deploy credentials live in the ops vault", "--content", "ask ops"]);
+    let hook = |folder: &std::path::Path| {
+        let input = serde_json::json!({"session_id": "s1", "cwd": folder, "hook_event_name": "SessionStart"});
+        let output = env.brain().args(["hook", "session-start"]).write_stdin(input.to_string()).output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default().to_string()
+    };
+    let own_folder = hook(&env.project_dir);
+    assert!(!own_folder.contains("memory of its own"), "{own_folder}");
+
+    let elsewhere = env.dir.path().join("Downloads/demo");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join(".brain.toml"), "project = \"demo\"\n").unwrap();
+    let told = hook(&elsewhere);
+    assert!(told.starts_with("brain: another folder on this machine holds this project's name"), "{told}");
+    assert!(told.contains("brain project link"), "{told}");
+    let holder = std::fs::canonicalize(&env.project_dir).unwrap();
+    assert!(!told.contains(&holder.display().to_string()), "the holder's folder is not the repository's business");
+
+    env.brain()
+        .current_dir(&elsewhere)
+        .args(["remember", "--title", "Local note", "--content", "x"])
+        .assert()
+        .success();
+    let later = hook(&elsewhere);
+    assert!(!later.contains("memory of its own"), "said once it has memory:\n{later}");
+}
