@@ -49,7 +49,8 @@ pub struct Tied {
     /// The folder holding the name, when this folder was given a project of its own.
     pub held_by: Option<PathBuf>,
     /// Why the ties could not be read, when they could not: every folder then has a project
-    /// of its own (no folder reads a project it may not hold) until the file is mended.
+    /// of its own (no folder reads a project it may not hold) until the file is mended. Or
+    /// why this folder's own project cannot be kept (a home that cannot keep a salt).
     pub unreadable: Option<String>,
 }
 
@@ -69,7 +70,7 @@ pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> Tied {
     let ties = match load(home) {
         Ok(ties) => ties,
         Err(err) => {
-            let project = own_project_of_root(home, &Ties::default(), name, &root);
+            let (project, _) = own_project_of_root(home, &Ties::default(), name, &root);
             return Tied { project, held_by: None, unreadable: Some(err.to_string()) };
         }
     };
@@ -89,7 +90,8 @@ pub fn tie(home: &Path, name: &str, cwd: &Path, record: bool) -> Tied {
             return Tied { project: name.to_string(), held_by: None, unreadable: None };
         }
         Decision::HeldBy(folder) => {
-            Tied { project: own_project_of_root(home, &ties, name, &root), held_by: Some(folder), unreadable: None }
+            let (project, unkept) = own_project_of_root(home, &ties, name, &root);
+            Tied { project, held_by: Some(folder), unreadable: unkept }
         }
     };
     if record && !ties.projects.contains_key(&tied.project) {
@@ -156,7 +158,14 @@ pub fn list(home: &Path) -> BrainResult<BTreeMap<String, Vec<PathBuf>>> {
 fn update(home: &Path, change: impl FnOnce(&mut Ties) -> bool) -> BrainResult<()> {
     let _lock = lock(home)?;
     let mut ties = load(home)?;
-    if change(&mut ties) { save(home, &ties) } else { Ok(()) }
+    if change(&mut ties) { save_salted(home, &ties) } else { Ok(()) }
+}
+
+/// Saves the ties with a salt beside them, under the lock held by the caller: once a home
+/// has ties, folders' own names are salted ([`own_project_of_root`]).
+fn save_salted(home: &Path, ties: &Ties) -> BrainResult<()> {
+    let _ = salt_locked(home);
+    save(home, ties)
 }
 
 /// As [`update`], starting afresh when the file cannot be read (`brain project link` mends it).
@@ -169,7 +178,7 @@ fn update_or_replace(home: &Path, change: impl FnOnce(&mut Ties) -> bool) -> Bra
             Ties::default()
         }
     };
-    if change(&mut ties) { save(home, &ties) } else { Ok(()) }
+    if change(&mut ties) { save_salted(home, &ties) } else { Ok(()) }
 }
 
 /// The home's lock of the ties (`project-folders.lock`), held until dropped.
@@ -205,40 +214,74 @@ fn root_of(cwd: &Path) -> PathBuf {
 /// A folder's own project: `name.` and the first 8 hex digits of the SHA-256 of the home's
 /// salt ([`salt`]) and its root's path. Without the salt a repository could name the own
 /// project of a folder whose path it guesses (`/home/runner/work/acme/acme`) before that
-/// folder is first used, and so hold it. A folder given its own project before salts keeps
-/// that name: the ties record it as held by the folder.
-fn own_project_of_root(home: &Path, ties: &Ties, name: &str, root: &Path) -> String {
+/// folder is first used, and so hold it. A name the folder already holds as its own is kept,
+/// whatever becomes of the salt (and names given before salts, of the path alone, too).
+/// The second value says why the name cannot be kept, when the home cannot keep a salt.
+fn own_project_of_root(home: &Path, ties: &Ties, name: &str, root: &Path) -> (String, Option<String>) {
     let keep = MAX_SCOPE_NAME_CHARS - 9;
     let name: String = name.chars().take(keep).collect();
-    let path = root.to_string_lossy();
-    let unsalted = format!("{name}.{}", &hex::encode(Sha256::digest(path.as_bytes()))[..8]);
-    if ties.projects.get(&unsalted).is_some_and(|folders| folders.iter().any(|folder| folder == root)) {
-        return unsalted;
+    let prefix = format!("{name}.");
+    let held = ties
+        .projects
+        .range(prefix.clone()..)
+        .take_while(|(project, _)| project.starts_with(&prefix))
+        .find(|(project, folders)| is_own_suffix(&project[prefix.len()..]) && folders.iter().any(|f| f == root));
+    if let Some((project, _)) = held {
+        return (project.clone(), None);
     }
-    // A home that cannot keep a salt (read-only) makes no claims either: the name unsalted.
-    let Some(salt) = salt(home) else { return unsalted };
-    let hash = Sha256::new().chain_update(salt.as_bytes()).chain_update([0]).chain_update(path.as_bytes()).finalize();
-    format!("{name}.{}", &hex::encode(hash)[..8])
+    let path = root.to_string_lossy();
+    match salt(home) {
+        Ok(salt) => {
+            let hash =
+                Sha256::new().chain_update(salt.as_bytes()).chain_update([0]).chain_update(path.as_bytes()).finalize();
+            (format!("{prefix}{}", &hex::encode(hash)[..8]), None)
+        }
+        // A home that cannot keep a salt: the path alone names the project, unless another
+        // folder holds that name (a repository can compute it); then a random one, kept by
+        // the ties where they can be written.
+        Err(why) => {
+            let unsalted = format!("{prefix}{}", &hex::encode(Sha256::digest(path.as_bytes()))[..8]);
+            if !ties.projects.contains_key(&unsalted) {
+                return (unsalted, Some(why));
+            }
+            let mut bytes = [0u8; 4];
+            let _ = getrandom::fill(&mut bytes);
+            (format!("{prefix}{}", hex::encode(bytes)), Some(why))
+        }
+    }
+}
+
+/// Whether `suffix` is the 8 hex digits of an own project's name.
+fn is_own_suffix(suffix: &str) -> bool {
+    suffix.len() == 8 && suffix.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The home's salt of folders' own project names (`project-folders.salt`, 32 hex digits),
-/// made on first need under the ties' lock; `None` when the home cannot keep one.
-fn salt(home: &Path) -> Option<String> {
+/// made on first need under the ties' lock; why not, when the home cannot keep one.
+fn salt(home: &Path) -> Result<String, String> {
+    if let Some(salt) = read_salt(home) {
+        return Ok(salt);
+    }
+    let _lock = lock(home).map_err(|err| err.to_string())?;
+    salt_locked(home)
+}
+
+fn read_salt(home: &Path) -> Option<String> {
+    let text = read_small(&home.join(SALT_FILE))?;
+    let salt = text.trim();
+    (salt.len() == 32 && salt.bytes().all(|b| b.is_ascii_hexdigit())).then(|| salt.to_string())
+}
+
+/// [`salt`], under the ties' lock held by the caller. A salt file that is not one (empty,
+/// cut short, not a file) is replaced: the folders it named keep their names by the ties.
+fn salt_locked(home: &Path) -> Result<String, String> {
+    if let Some(salt) = read_salt(home) {
+        return Ok(salt);
+    }
     let file = home.join(SALT_FILE);
-    let read = || {
-        let text = read_small(&file)?;
-        let salt = text.trim();
-        (salt.len() == 32 && salt.bytes().all(|b| b.is_ascii_hexdigit())).then(|| salt.to_string())
-    };
-    if let Some(salt) = read() {
-        return Some(salt);
-    }
-    let _lock = lock(home).ok()?;
-    if let Some(salt) = read() {
-        return Some(salt);
-    }
+    let cannot = |err: std::io::Error| format!("cannot keep {}: {err}", file.display());
     let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).ok()?;
+    getrandom::fill(&mut bytes).map_err(|err| format!("no randomness for {}: {err}", file.display()))?;
     let salt = hex::encode(bytes);
     let temp = crate::fsio::temp_path(&file);
     let mut options = std::fs::OpenOptions::new();
@@ -252,11 +295,11 @@ fn salt(home: &Path) -> Option<String> {
         .open(&temp)
         .and_then(|mut out| std::io::Write::write_all(&mut out, format!("{salt}\n").as_bytes()))
         .and_then(|()| std::fs::rename(&temp, &file));
-    if written.is_err() {
+    if let Err(err) = written {
         let _ = std::fs::remove_file(&temp);
-        return None;
+        return Err(cannot(err));
     }
-    Some(salt)
+    Ok(salt)
 }
 
 fn path(home: &Path) -> PathBuf {
@@ -528,6 +571,32 @@ mod tests {
         let other_home = folder(base.path(), "home2");
         tie(&other_home, "acme", &holder, true);
         assert_ne!(tie(&other_home, "acme", &victim, true).project, own.project);
+    }
+
+    #[test]
+    fn a_folder_keeps_its_own_project_when_the_salt_is_lost_and_a_home_without_one_lends_no_claimed_name() {
+        let base = tempfile::tempdir().unwrap();
+        let home = folder(base.path(), "home");
+        let (holder, other) = (folder(base.path(), "a/acme"), folder(base.path(), "b/acme"));
+        tie(&home, "acme", &holder, true);
+        let own = tie(&home, "acme", &other, true).project;
+        // A salt file broken or emptied: the folder keeps the name the ties record for it.
+        std::fs::write(home.join(SALT_FILE), "garbage\n").unwrap();
+        assert_eq!(tie(&home, "acme", &other, true).project, own);
+        assert_eq!(list(&home).unwrap().keys().filter(|p| p.starts_with("acme.")).count(), 1);
+
+        // A home that cannot keep a salt (here its file is a folder), where a repository has
+        // claimed the name the path alone gives: that name is not lent to the folder.
+        let home = folder(base.path(), "home2");
+        std::fs::create_dir_all(home.join(SALT_FILE)).unwrap();
+        let victim = folder(base.path(), "c/acme");
+        let guessed = format!("acme.{}", &hex::encode(Sha256::digest(victim.to_string_lossy().as_bytes()))[..8]);
+        let hostile = folder(base.path(), "d/evil");
+        assert_eq!(tie(&home, &guessed, &hostile, true).project, guessed);
+        tie(&home, "acme", &holder, true);
+        let tied = tie(&home, "acme", &victim, true);
+        assert_ne!(tied.project, guessed, "{tied:?}");
+        assert!(tied.unreadable.as_deref().is_some_and(|why| why.contains(SALT_FILE)), "{tied:?}");
     }
 
     #[test]
