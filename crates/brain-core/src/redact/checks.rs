@@ -419,7 +419,16 @@ pub(super) fn check_assignment(text: &str, caps: &Captures<'_>) -> Option<Findin
         return None;
     }
     let words = key_words(key.as_str());
-    if quoted.is_none() && bracketed.is_none() && bare_value_is_code(text, caps, &words, key.start(), value.range()) {
+    // After a connection string's pair (`Server=db;Password = Tr0ub4dor&c=d9;`), spaces
+    // around `=` do not make the value code.
+    let in_connection_string = quoted.is_none()
+        && bracketed.is_none()
+        && connection_string_value_end(text, key.range(), value.start()).is_some();
+    if quoted.is_none()
+        && bracketed.is_none()
+        && !in_connection_string
+        && bare_value_is_code(text, caps, &words, key.start(), value.range())
+    {
         return None;
     }
     if quoted.is_some() && quote_closes_a_string_around_the_key(text, key.range()) && !looks_like_password(value_text) {
@@ -485,12 +494,17 @@ fn bracketed_value(text: &str, start: usize) -> Option<Range<usize>> {
 fn connection_string_value_end(text: &str, key: Range<usize>, value_start: usize) -> Option<usize> {
     const ENTITIES: &[&str] = &["&amp", "&quot", "&lt", "&gt", "&apos", "&nbsp"];
     let key_text = &text[key.clone()];
+    let separator = &text[key.end..value_start];
     if !(key_text.eq_ignore_ascii_case("password") || key_text.eq_ignore_ascii_case("pwd"))
-        || &text[key.end..value_start] != "="
+        || separator.trim_matches([' ', '\t']) != "="
     {
         return None;
     }
     let follows_pair = text[..key.start].trim_end_matches([' ', '\t']).ends_with(';');
+    // Spaces around `=` only after a pair written tight (`Server=db;`): `a = 1; pwd = x;` is code.
+    if separator != "=" && !(follows_pair && follows_tight_pair(text, key.start)) {
+        return None;
+    }
     let line = line_after(text, value_start);
     let stop = line.find([';', '"', '\'', '`', '\\']).unwrap_or(line.len());
     let run = &line[..stop];
@@ -526,6 +540,41 @@ fn connection_string_value_end(text: &str, key: Range<usize>, value_start: usize
         _ => return None,
     };
     Some(value_start + end)
+}
+
+/// Whether the `;` before the key at `key_start` ends a connection string's pair written
+/// tight, of a key connection strings have: `Server=db;`, `Data Source=x;`, `User Id=sa;`
+/// (`x=1; password = y;` is code).
+fn follows_tight_pair(text: &str, key_start: usize) -> bool {
+    const KEYS: &[&str] = &[
+        "server",
+        "data source",
+        "host",
+        "hostname",
+        "address",
+        "addr",
+        "network address",
+        "user id",
+        "uid",
+        "user",
+        "username",
+        "database",
+        "initial catalog",
+        "port",
+        "driver",
+        "provider",
+        "dsn",
+        "encrypt",
+        "integrated security",
+        "trusted_connection",
+        "sslmode",
+        "application name",
+    ];
+    let before = line_before(text, key_start).trim_end_matches([' ', '\t']);
+    let Some(pair) = before.strip_suffix(';') else { return false };
+    let pair = pair.rsplit([';', '"', '\'', '`', '(', ',']).next().unwrap_or(pair).trim_start();
+    let Some((name, value)) = pair.split_once('=') else { return false };
+    !value.is_empty() && !value.contains(char::is_whitespace) && KEYS.iter().any(|key| name.eq_ignore_ascii_case(key))
 }
 
 /// An image in base64 (a data URL, or the base64 of a PNG, JPEG, GIF or WebP file, known by
