@@ -15,7 +15,10 @@
 //! Idempotent: an entry already running the same command is left alone; a brain entry with an
 //! older command (another binary path, no `--home`) is replaced in place; entries of other
 //! tools and every other key keep their place and order. The previous file is kept as
-//! `<file>.brain-backup`; `--dry-run` writes nothing and shows the change as a unified diff.
+//! `<file>.brain-backup` (then `.brain-backup.1`, … : a backup is never overwritten), with
+//! the file's permissions, and a settings file that is a symbolic link is written through to
+//! its target ([`super::user_files`]); `--dry-run` writes nothing and shows the change as a
+//! unified diff.
 //! The command is the binary's absolute path, quoted for the shell when it needs to be (a
 //! path with a space), followed by `--home DIR` when the home is not the default one.
 
@@ -25,7 +28,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::hosts::{HookEvent, event_name, installed_events};
-use brain_api::app::write_atomically;
+use super::user_files;
 use brain_api::error::{BrainError, BrainResult};
 use brain_capture::Host;
 
@@ -99,6 +102,10 @@ pub struct InstallOutcome {
     /// Host events whose brain entry was taken out.
     pub removed: Vec<String>,
     pub backup: Option<String>,
+    /// The file is a symbolic link (the user's dotfiles): it was (or would be) written
+    /// through to this target, the link kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes_through: Option<String>,
     pub dry_run: bool,
     /// The change as a unified diff (empty when nothing changes).
     pub diff: String,
@@ -182,6 +189,7 @@ pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: boo
         })?,
         _ => json!({}),
     };
+    refuse_lossy(path, before.as_deref().unwrap_or_default(), &settings)?;
     let mut outcome = InstallOutcome {
         agent: host.as_str().to_string(),
         settings: path.display().to_string(),
@@ -225,21 +233,108 @@ pub fn apply(path: &Path, host: Host, prefix: &str, change: Change, dry_run: boo
         return Ok(outcome);
     }
     outcome.diff = unified_diff(&before_text, &after, path);
+    write_settings(path, &before_text, &after, dry_run, true, &mut outcome)?;
+    Ok(outcome)
+}
+
+/// Writes `after` over the settings at `path` (which held `before`), keeping `before` in a
+/// new backup when `backup` ([`user_files`]); a link is written through, and the outcome says
+/// where. With `dry_run`, only checks that the write could be made (a backup name is free).
+pub(super) fn write_settings(
+    path: &Path,
+    before: &str,
+    after: &str,
+    dry_run: bool,
+    backup: bool,
+    outcome: &mut InstallOutcome,
+) -> BrainResult<()> {
+    if let Some(target) = user_files::link_target(path)? {
+        outcome.writes_through = Some(target.display().to_string());
+    }
+    let backup = backup && !before.is_empty();
     if dry_run {
-        return Ok(outcome);
+        if backup {
+            user_files::next_backup(path)?;
+        }
+        return Ok(());
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
     }
-    if !before_text.is_empty() {
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        let backup = path.with_file_name(format!("{name}.brain-backup"));
-        write_atomically(&backup, before_text.as_bytes())?;
-        outcome.backup = Some(backup.display().to_string());
+    if backup {
+        outcome.backup = Some(user_files::write_backup(path, before.as_bytes())?.display().to_string());
     }
-    write_atomically(path, after.as_bytes())?;
-    Ok(outcome)
+    user_files::replace(path, after.as_bytes())?;
+    Ok(())
+}
+
+/// Refuses to rewrite a JSON file whose text `parsed` could not write back as it was: a
+/// number serde_json would change (an integer beyond 64 bits becomes `1.2e29`) or a key given
+/// twice (the parse keeps one). Floats written another way (`1e5`, `100000.0`) are the same
+/// number and pass.
+pub(super) fn refuse_lossy(path: &Path, text: &str, parsed: &Value) -> BrainResult<()> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let rewritten = serde_json::to_string(parsed).map_err(|err| BrainError::internal(err.to_string()))?;
+    let (before_numbers, before_keys) = json_tokens(text);
+    let (after_numbers, after_keys) = json_tokens(&rewritten);
+    let refuse = |why: String| {
+        BrainError::user_with_hint(
+            format!("{} {why}; refusing to rewrite it", path.display()),
+            "edit the file by hand (add brain's entries as `--dry-run` shows them), or fix what is named",
+        )
+    };
+    if before_keys != after_keys {
+        return Err(refuse(format!("gives a key twice ({before_keys} keys, {after_keys} once rewritten)")));
+    }
+    if before_numbers.len() != after_numbers.len() {
+        return Err(refuse("holds numbers brain cannot write back as they are".into()));
+    }
+    for (before, after) in before_numbers.iter().zip(&after_numbers) {
+        let is_integer = |token: &str| !token.contains(['.', 'e', 'E']);
+        let same = if is_integer(before) {
+            before == after
+        } else {
+            matches!((before.parse::<f64>(), after.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+        };
+        if !same {
+            return Err(refuse(format!("holds the number {before}, which would be written back as {after}")));
+        }
+    }
+    Ok(())
+}
+
+/// The number tokens of a JSON text, in order, and how many keys it gives (strings followed
+/// by `:`); strings are skipped whole.
+fn json_tokens(text: &str) -> (Vec<&str>, usize) {
+    let bytes = text.as_bytes();
+    let (mut numbers, mut keys, mut i) = (Vec::new(), 0, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j + 1;
+                let rest = bytes.get(i..).unwrap_or_default();
+                if rest.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b':') {
+                    keys += 1;
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                    i += 1;
+                }
+                numbers.push(&text[start..i]);
+            }
+            _ => i += 1,
+        }
+    }
+    (numbers, keys)
 }
 
 /// The file's text; `None` when it does not exist.
@@ -448,6 +543,30 @@ mod tests {
             settings["hooks"],
             json!({"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]})
         );
+    }
+
+    /// Hostile review of setup: re-serialising turned `123456789012345678901234567890` into
+    /// `1.2345678901234568e29` and dropped a key given twice; such a file is refused now.
+    #[test]
+    fn a_file_whose_numbers_or_keys_would_change_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        for (text, why) in [
+            ("{\"id\": 123456789012345678901234567890}", "holds the number 123456789012345678901234567890"),
+            ("{\"a\": 1, \"a\": 2}", "gives a key twice"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = apply(&path, Host::ClaudeCode, "brain", Change::Install, true).unwrap_err().to_string();
+            assert!(err.contains(why), "{err}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
+        // Numbers written back the same (or as the same float), strings that look like them.
+        std::fs::write(
+            &path,
+            "{\"n\": -12, \"f\": 1e5, \"g\": 0.5, \"s\": \"1e400 \\\" : 9\", \"big\": 18446744073709551615}",
+        )
+        .unwrap();
+        apply(&path, Host::ClaudeCode, "brain", Change::Install, false).unwrap();
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `brain mcp` registered as an MCP server in a host's own configuration (what `brain setup`
 //! does besides the hooks), merged like the hooks: other servers and every other key keep
 //! their place, an older brain entry (another binary path, another `--home`) is replaced, the
-//! previous file is kept as `<file>.brain-backup`, and a dry run writes nothing and shows the
-//! change as a unified diff.
+//! previous file is kept as `<file>.brain-backup` (a new numbered one each time: a backup is
+//! never overwritten), a linked file is written through ([`super::user_files`]), and a dry run
+//! writes nothing and shows the change as a unified diff.
 //!
 //! | host | file (user scope) | entry |
 //! |---|---|---|
@@ -24,8 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::install::{InstallOutcome, read_settings, unified_diff};
-use brain_api::app::write_atomically;
+use super::install::{InstallOutcome, read_settings, unified_diff, write_settings};
 use brain_api::error::{BrainError, BrainResult};
 use brain_capture::Host;
 
@@ -138,20 +138,7 @@ pub fn install(
         }
     };
     outcome.diff = unified_diff(&before, &after, path);
-    if dry_run {
-        return Ok(outcome);
-    }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
-    }
-    if backup && !before.is_empty() {
-        let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-        let backup = path.with_file_name(format!("{name}.brain-backup"));
-        write_atomically(&backup, before.as_bytes())?;
-        outcome.backup = Some(backup.display().to_string());
-    }
-    write_atomically(path, after.as_bytes())?;
+    write_settings(path, &before, &after, dry_run, backup, &mut outcome)?;
     Ok(outcome)
 }
 
@@ -181,6 +168,7 @@ fn merge_json(path: &Path, host: Host, before: &str, server: &McpServer) -> Brai
             )
         })?
     };
+    super::install::refuse_lossy(path, before, &settings)?;
     let shape = |what: &str| {
         BrainError::user(format!("{what} in {} is not what {} expects", path.display(), host.display_name()))
     };

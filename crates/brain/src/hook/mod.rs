@@ -26,6 +26,7 @@ pub mod plugin;
 pub mod repo_files;
 pub mod rule;
 mod state;
+pub mod user_files;
 
 use std::io::Read;
 use std::path::PathBuf;

@@ -17,7 +17,8 @@
 //!
 //! DIR may already be a marketplace of other plugins: brain's entry is merged into each
 //! marketplace file (added, or replacing an entry named `brain`), every other plugin and key
-//! kept, the previous file kept as `<file>.brain-backup` when it lists another plugin; a
+//! kept, the previous file kept as `<file>.brain-backup` (`.brain-backup.1`, … after that: a
+//! backup is never overwritten) when it lists another plugin; a
 //! marketplace file that is not a JSON object with a `plugins` list is refused. Nothing is
 //! written through a symbolic link inside DIR ([`super::repo_files`]), and every check is
 //! made before the first write.
@@ -225,6 +226,10 @@ pub fn write(dir: &Path, command: &PluginCommand) -> BrainResult<WriteOutcome> {
             outcome.unchanged.push(relative);
             continue;
         }
+        if backup.is_some() {
+            // Every backup name taken: refused now, before the first write.
+            super::user_files::next_backup(&path)?;
+        }
         planned.push(Planned { relative, path, text, backup });
     }
     for file in planned {
@@ -233,9 +238,10 @@ pub fn write(dir: &Path, command: &PluginCommand) -> BrainResult<WriteOutcome> {
                 .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
         }
         if let Some(previous) = &file.backup {
-            let backup = PathBuf::from(format!("{}.brain-backup", file.path.display()));
-            write_atomically(&backup, previous.as_bytes())?;
-            outcome.backups.push(format!("{}.brain-backup", file.relative));
+            let backup = super::user_files::write_backup(&file.path, previous.as_bytes())?;
+            let name = backup.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+            let relative = Path::new(&file.relative).with_file_name(name);
+            outcome.backups.push(relative.display().to_string());
         }
         write_atomically(&file.path, file.text.as_bytes())?;
         outcome.written.push(file.relative);

@@ -502,3 +502,96 @@ fn setup_wires_the_real_hosts() {
     assert!(again.contains("no new memory to import") || again.contains("CLAUDE.md: 5 facts, 0 new"), "{again}");
     assert_eq!(snapshot(&stage.user_home.join(".claude")), before, "a second setup changed Claude Code's settings");
 }
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Hostile review of setup, finding 1: a backup of a private file (`~/.claude.json` holds an
+/// OAuth token) was 0644 — the mode of a new file, not the original's.
+#[test]
+fn setup_backups_are_as_private_as_the_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::uninitialized();
+    let home = user_home(&env);
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let claude = home.join(".claude.json");
+    std::fs::write(&claude, "{\"oauthAccount\":{\"token\":\"sk-ant-SECRET\"}}\n").unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let settings = home.join(".claude/settings.json");
+    std::fs::write(&settings, "{\"theme\": \"dark\"}\n").unwrap();
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let output = env.brain().args(["setup", "--yes", "--no-import", "--host", "claude-code"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let backup = home.join(".claude.json.brain-backup");
+    assert!(std::fs::read_to_string(&backup).unwrap().contains("sk-ant-SECRET"));
+    assert_eq!(mode(&backup), 0o600, "the backup of a private file is readable by others");
+    assert_eq!(mode(&claude), 0o600, "the file keeps its mode");
+    assert_eq!(mode(&home.join(".claude/settings.json.brain-backup")), 0o640);
+    assert_eq!(mode(&settings), 0o640);
+}
+
+/// Finding 2: a settings file that is a link into the user's dotfiles was replaced by a
+/// regular file (the dotfiles copy left as it was). It is written through, the link kept,
+/// and the plan says so.
+#[test]
+fn setup_writes_through_a_linked_settings_file_and_keeps_the_link() {
+    let env = Env::uninitialized();
+    let home = user_home(&env);
+    let dotfiles = home.join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    let target = dotfiles.join("claude-settings.json");
+    std::fs::write(&target, "{\"theme\": \"dark\"}\n").unwrap();
+    let link = home.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let output = env.brain().args(["setup", "--dry-run", "--no-import", "--host", "claude-code"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let plan = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        plan.contains("~/.claude/settings.json (a symbolic link: written through to ~/dotfiles/claude-settings.json"),
+        "{plan}"
+    );
+    let output = env.brain().args(["setup", "--yes", "--no-import", "--host", "claude-code"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("written through to ~/dotfiles/claude-settings.json"));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    let settings: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(settings["theme"], "dark");
+    assert!(settings["hooks"]["SessionStart"].is_array(), "the dotfiles copy was not written: {settings}");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude/settings.json.brain-backup")).unwrap(),
+        "{\"theme\": \"dark\"}\n"
+    );
+}
+
+/// Finding 3: a second setup that changes a file again overwrote the only backup of the
+/// file as it was before brain with an already rewritten one. Backups are numbered now.
+#[test]
+fn setup_never_overwrites_a_backup() {
+    let env = Env::uninitialized();
+    let home = user_home(&env);
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    let original = "{\"mcpServers\": {\"docs\": {\"command\": \"docs\"}}}\n";
+    let mcp = home.join(".cursor/mcp.json");
+    std::fs::write(&mcp, original).unwrap();
+    let setup = |brain_home: &Path| {
+        let output = env
+            .brain()
+            .args(["--home"])
+            .arg(brain_home)
+            .args(["setup", "--yes", "--no-import", "--host", "cursor"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    setup(&env.home);
+    let backup = home.join(".cursor/mcp.json.brain-backup");
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original);
+    let first_run = std::fs::read_to_string(&mcp).unwrap();
+    // Another home: the MCP entry changes, so the file is rewritten again.
+    setup(&env.dir.path().join("other-home"));
+    assert_eq!(std::fs::read_to_string(&backup).unwrap(), original, "the first backup was overwritten");
+    assert_eq!(std::fs::read_to_string(home.join(".cursor/mcp.json.brain-backup.1")).unwrap(), first_run);
+}

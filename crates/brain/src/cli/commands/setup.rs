@@ -348,7 +348,14 @@ fn confirm() -> BrainResult<()> {
 
 /// What a hook or MCP outcome says in one phrase.
 fn step(outcome: &InstallOutcome, what: &str, dry_run: bool) -> String {
-    let file = import_memory::tilde(Path::new(&outcome.settings));
+    let mut file = import_memory::tilde(Path::new(&outcome.settings));
+    if let Some(target) = outcome.writes_through.as_deref().filter(|_| outcome.changed()) {
+        // The user's dotfiles: the link is kept, its target rewritten.
+        file = format!(
+            "{file} (a symbolic link: written through to {}, the link kept)",
+            import_memory::tilde(Path::new(target))
+        );
+    }
     if !outcome.changed() {
         return format!("{what} already in {file}");
     }
