@@ -405,10 +405,27 @@ fn git_entry(root: &Path) -> Option<PathBuf> {
 }
 
 /// The common git directory of a worktree whose `.git` file is `dot_git`, when that
-/// directory knows the worktree: git writes the `.git` file's path into the worktree's
-/// `gitdir` file; a `.git` file an archive carries, pointing at a repository that never
-/// made it, is not believed.
+/// directory knows the worktree (see [`linked_git_dir`]).
 fn worktree_common_dir(dot_git: &Path) -> Option<PathBuf> {
+    linked_git_dir(dot_git).map(|linked| linked.common)
+}
+
+/// The git directories a worktree's `.git` file leads to, as git made them (both
+/// canonical, with no link in their path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkedGitDir {
+    /// The worktree's own git directory (its `HEAD`, its index).
+    pub own: PathBuf,
+    /// The repository's common git directory (`info/exclude`, the config).
+    pub common: PathBuf,
+}
+
+/// The git directories of the worktree whose `.git` file is `dot_git` — believed only the
+/// way git itself wrote them: the `gitdir:` it names must hold a `gitdir` file pointing back
+/// at this `.git` file, and when it names a common directory (`commondir`), it must be one of
+/// that directory's `worktrees/`. A `.git` file an archive carries, pointing at a repository
+/// that never made it (or anywhere else), is not believed.
+pub fn linked_git_dir(dot_git: &Path) -> Option<LinkedGitDir> {
     let text = read_small(dot_git)?;
     let target = text.strip_prefix("gitdir:")?.trim();
     let git_dir = std::fs::canonicalize(dot_git.parent()?.join(target)).ok()?;
@@ -417,10 +434,17 @@ fn worktree_common_dir(dot_git: &Path) -> Option<PathBuf> {
     if back != std::fs::canonicalize(dot_git).ok()? {
         return None;
     }
-    match read_small(&git_dir.join("commondir")) {
-        Some(common) => Some(git_dir.join(common.trim())),
-        None => Some(git_dir),
-    }
+    let common = match read_small(&git_dir.join("commondir")) {
+        Some(common) => {
+            let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
+            if git_dir.parent() != Some(common.join("worktrees").as_path()) {
+                return None;
+            }
+            common
+        }
+        None => git_dir.clone(),
+    };
+    Some(LinkedGitDir { own: git_dir, common })
 }
 
 /// A small text file (a git pointer or config), or `None`.

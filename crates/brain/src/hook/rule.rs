@@ -53,32 +53,67 @@ pub fn rule_path(host: Host, project_root: &Path) -> PathBuf {
 }
 
 /// A repository's git folders: its own (the index) and the common one (`info/exclude`).
-/// `.git` is a folder, or in a worktree or submodule a file `gitdir: PATH` (a worktree's
-/// folder names the common one in `commondir`).
+/// `.git` is a folder, or in a worktree or submodule a file `gitdir: PATH` — believed only
+/// the way git itself wrote it: a worktree's git folder points back at this `.git` file (its
+/// `gitdir`, checked by `config::folders::linked_git_dir`), a submodule's names this folder
+/// as its `core.worktree`. Anything else (an archive's `.git` file naming any folder) is no
+/// repository: the rule gets no exclude line, and nothing is written there.
 struct GitDirs {
     own: PathBuf,
     common: PathBuf,
+    /// The folder below which no component of the way to `info/exclude` may be a link: the
+    /// project root for a `.git` folder, the canonical common folder for a linked one (a
+    /// worktree's lies outside the worktree, legitimately).
+    no_links_below: PathBuf,
 }
 
 fn git_dirs(project_root: &Path) -> Option<GitDirs> {
     let dot = project_root.join(".git");
     let metadata = std::fs::symlink_metadata(&dot).ok()?;
     if metadata.is_dir() {
-        return Some(GitDirs { own: dot.clone(), common: dot });
+        return Some(GitDirs { own: dot.clone(), common: dot, no_links_below: project_root.to_path_buf() });
     }
     if !metadata.is_file() {
         return None;
     }
-    let mut text = String::new();
-    std::fs::File::open(&dot).ok()?.take(4096).read_to_string(&mut text).ok()?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let own = project_root.join(target);
-    let common = match std::fs::read_to_string(own.join("commondir")) {
-        Ok(common) => own.join(common.trim()),
-        Err(_) => own.clone(),
+    let (own, common) = match brain_api::config::folders::linked_git_dir(&dot) {
+        Some(linked) => (linked.own, linked.common),
+        None => {
+            let own = submodule_git_dir(&dot, project_root)?;
+            (own.clone(), own)
+        }
     };
     // Only a folder that is a repository's gets an exclude line.
-    common.join("HEAD").is_file().then_some(GitDirs { own, common })
+    common.join("HEAD").is_file().then(|| GitDirs { own, no_links_below: common.clone(), common })
+}
+
+/// The git folder of the submodule whose `.git` file is `dot_git`, when that folder's
+/// config names `project_root` as its worktree (as `git submodule` writes it); canonical.
+fn submodule_git_dir(dot_git: &Path, project_root: &Path) -> Option<PathBuf> {
+    let read = |path: &Path| {
+        let mut text = String::new();
+        std::fs::File::open(path).ok()?.take(1 << 20).read_to_string(&mut text).ok()?;
+        Some(text)
+    };
+    let text = read(dot_git)?;
+    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim().to_string();
+    let git_dir = std::fs::canonicalize(project_root.join(target)).ok()?;
+    let config = read(&git_dir.join("config"))?;
+    let mut in_core = false;
+    for line in config.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_core = line.trim_matches(['[', ']']).trim().eq_ignore_ascii_case("core");
+            continue;
+        }
+        if in_core
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("worktree")
+        {
+            let worktree = std::fs::canonicalize(git_dir.join(value.trim().trim_matches('"'))).ok()?;
+            return (worktree == std::fs::canonicalize(project_root).ok()?).then_some(git_dir);
+        }
+    }
+    None
 }
 
 impl GitDirs {
@@ -96,9 +131,11 @@ pub fn refuse_links(host: Host, project_root: &Path) -> BrainResult<()> {
 
 fn refuse_links_in(host: Host, project_root: &Path, git: Option<&GitDirs>) -> BrainResult<()> {
     repo_files::refuse_links(project_root, &rule_path(host, project_root))?;
-    match git.map(GitDirs::exclude) {
-        Some(exclude) if exclude.starts_with(project_root) => repo_files::refuse_links(project_root, &exclude),
-        _ => Ok(()),
+    match git {
+        // The whole way to the exclude list, inside the root or not: a linked git folder is
+        // canonical, so no link lies above `no_links_below`, and none may lie below it.
+        Some(dirs) => repo_files::refuse_links(&dirs.no_links_below, &dirs.exclude()),
+        None => Ok(()),
     }
 }
 
@@ -351,8 +388,55 @@ mod tests {
         std::fs::create_dir_all(&feature).unwrap();
         std::fs::write(feature.join(".git"), format!("gitdir: {}\n", main.join(".git/worktrees/feature").display()))
             .unwrap();
+        // Git writes the worktree's `.git` path back into its git folder: without it, the
+        // `.git` file is not believed.
+        std::fs::write(main.join(".git/worktrees/feature/gitdir"), format!("{}\n", feature.join(".git").display()))
+            .unwrap();
         assert_eq!(write(Host::Cline, &feature, "private memory", true).unwrap(), RuleOutcome::Written);
         let exclude = std::fs::read_to_string(main.join(".git/info/exclude")).unwrap();
         assert!(exclude.contains("/.cline/rules/brain-working-memory.md"), "{exclude}");
+    }
+
+    /// Hostile review of setup, finding 4: an archive's `.git` file naming a folder whose
+    /// `info` links out of the repository made the exclude line go there. The `.git` file is
+    /// believed only the way git writes it, and no link may lie on the way to the exclude
+    /// list, inside the root or not; a real submodule still gets its exclude line.
+    #[test]
+    fn a_git_file_is_believed_only_as_git_writes_it_and_no_link_leads_to_the_exclude_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("exclude"), "precious line\n").unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("g")).unwrap();
+        std::fs::write(repo.join("g/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::os::unix::fs::symlink(&outside, repo.join("g/info")).unwrap();
+        // Named through a link to the repository, so the path does not start with the root.
+        let alias = dir.path().join("alias");
+        std::os::unix::fs::symlink(&repo, &alias).unwrap();
+        std::fs::write(repo.join(".git"), format!("gitdir: {}\n", alias.join("g").display())).unwrap();
+        assert!(git_dirs(&repo).is_none(), "no gitdir pointing back: not a repository");
+        assert_eq!(write(Host::Cursor, &repo, "memory", true).unwrap(), RuleOutcome::Written);
+        assert_eq!(std::fs::read_to_string(outside.join("exclude")).unwrap(), "precious line\n");
+        // Even with a forged pointer back, the linked `info` is refused.
+        std::fs::write(repo.join("g/gitdir"), "../.git\n").unwrap();
+        assert!(git_dirs(&repo).is_some());
+        let err = refuse_links(Host::Cursor, &repo).unwrap_err().to_string();
+        assert!(err.contains("info is a symbolic link"), "{err}");
+        assert!(write(Host::Cursor, &repo, "memory two", true).is_err());
+        assert_eq!(std::fs::read_to_string(outside.join("exclude")).unwrap(), "precious line\n");
+
+        // A submodule, as `git submodule add` lays it out.
+        let parent = dir.path().join("parent");
+        let modules = parent.join(".git/modules/sub");
+        std::fs::create_dir_all(&modules).unwrap();
+        std::fs::write(modules.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(modules.join("config"), "[core]\n\tbare = false\n\tworktree = ../../../sub\n").unwrap();
+        let sub = parent.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
+        assert_eq!(write(Host::Cline, &sub, "memory", true).unwrap(), RuleOutcome::Written);
+        let exclude = std::fs::read_to_string(modules.join("info/exclude")).unwrap();
+        assert_eq!(exclude, "/.cline/rules/brain-working-memory.md\n");
     }
 }

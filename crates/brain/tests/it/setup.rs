@@ -595,3 +595,36 @@ fn setup_never_overwrites_a_backup() {
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), original, "the first backup was overwritten");
     assert_eq!(std::fs::read_to_string(home.join(".cursor/mcp.json.brain-backup.1")).unwrap(), first_run);
 }
+
+/// Finding 4: a `.git` file (an archive can carry one) naming a folder whose `info` links
+/// out of the repository made `setup --host cursor` rewrite the exclude list it led to.
+#[test]
+fn setup_never_follows_a_forged_git_file_out_of_the_repository() {
+    let env = Env::uninitialized();
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("exclude"), "precious line\n").unwrap();
+    let repo = &env.project_dir;
+    std::fs::create_dir_all(repo.join("g")).unwrap();
+    std::fs::write(repo.join("g/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join("g/info")).unwrap();
+    // Named through a link to the repository (the review used /proc/self/cwd), so the
+    // exclude path does not start with the project root.
+    let alias = env.dir.path().join("alias");
+    std::os::unix::fs::symlink(repo, &alias).unwrap();
+    std::fs::write(repo.join(".git"), format!("gitdir: {}\n", alias.join("g").display())).unwrap();
+    let output = env.brain().args(["setup", "--yes", "--host", "cursor", "--no-import"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(std::fs::read_to_string(outside.join("exclude")).unwrap(), "precious line\n");
+    // A forged pointer back does not help: the link on the way is refused.
+    std::fs::write(repo.join("g/gitdir"), "../.git\n").unwrap();
+    std::fs::remove_file(repo.join(".cursor/rules/brain.mdc")).unwrap();
+    let output = env.brain().args(["setup", "--yes", "--host", "cursor", "--no-import"]).output().unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("is a symbolic link"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(outside.join("exclude")).unwrap(), "precious line\n");
+}
