@@ -29,6 +29,10 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const MAX_FILES_PER_FOLDER: usize = 200;
 /// At most this many drafts in one import.
 pub const MAX_DRAFTS: usize = 5_000;
+/// At most this many bytes of memory files in one import, all files together: more is
+/// refused before any is read (reading, splitting and redacting 200 files of 1 MiB took a
+/// minute and 1.7 GB, only to be refused for too many drafts).
+pub const MAX_TOTAL_BYTES: u64 = 8 * 1024 * 1024;
 /// The first bytes of a file brain wrote and keeps (Cursor's `brain.mdc` rule carries it).
 pub const MANAGED_FILE_MARKER: &str = "<!-- brain:managed";
 /// How deep a folder is searched for memory files.
@@ -344,23 +348,59 @@ pub struct PlannedDraft {
 /// The memory files read: each file's text (or `None` for one brain wrote), or every
 /// problem found. Nothing is imported when one file cannot be read.
 pub fn read_all(sources: &[MemorySource]) -> Result<Vec<(MemorySource, Option<String>)>, Vec<String>> {
+    // The sizes first: too much in all is refused before anything is read (a file over
+    // its own limit counts as that limit: `read` names it).
+    let sizes = sources.iter().filter_map(|source| std::fs::metadata(&source.path).ok());
+    let total: u64 = sizes.map(|metadata| metadata.len().min(MAX_FILE_BYTES)).sum();
+    if total > MAX_TOTAL_BYTES {
+        return Err(vec![too_much(total, sources.len())]);
+    }
     let mut read_files = Vec::new();
     let mut problems = Vec::new();
+    let mut read_bytes = 0u64;
     for source in sources {
         match read(source) {
-            Ok(text) => read_files.push((source.clone(), text)),
+            Ok(text) => {
+                read_bytes += text.as_ref().map_or(0, |text| text.len() as u64);
+                if read_bytes > MAX_TOTAL_BYTES {
+                    // Files grew while they were read.
+                    return Err(vec![too_much(read_bytes, sources.len())]);
+                }
+                read_files.push((source.clone(), text))
+            }
             Err(problem) => problems.push(problem),
         }
     }
     if problems.is_empty() { Ok(read_files) } else { Err(problems) }
 }
 
+/// Why memory files of `total` bytes in all are not imported.
+fn too_much(total: u64, files: usize) -> String {
+    format!(
+        "the {files} memory files hold {:.1} MiB in all; one import reads at most {} MiB (import them a few at a \
+         time with `brain import-memory PATH…`, or leave them out with `brain setup --no-import`)",
+        total as f64 / (1024.0 * 1024.0),
+        MAX_TOTAL_BYTES / (1024 * 1024)
+    )
+}
+
 /// The import of `files` against what the store already holds: facts split, redacted,
 /// fingerprinted, and those already known (in the store or earlier in the import) left out.
 pub fn plan(files: &[(MemorySource, Option<String>)], known: &Known) -> BrainResult<ImportPlan> {
+    plan_with_progress(files, known, &mut |_, _| {})
+}
+
+/// [`plan`], calling `progress(files done, files)` after each file; stops as soon as the
+/// drafts pass [`MAX_DRAFTS`].
+pub fn plan_with_progress(
+    files: &[(MemorySource, Option<String>)],
+    known: &Known,
+    progress: &mut dyn FnMut(usize, usize),
+) -> BrainResult<ImportPlan> {
     let mut plan = ImportPlan::default();
     let mut seen: HashSet<String> = HashSet::new();
-    for (source, text) in files {
+    for (done, (source, text)) in files.iter().enumerate() {
+        progress(done, files.len());
         let mut file_plan =
             FilePlan { file: source.label.clone(), kind: source.family, facts: 0, new: 0, known: 0, skipped: None };
         let Some(text) = text else {
@@ -397,15 +437,21 @@ pub fn plan(files: &[(MemorySource, Option<String>)], known: &Known) -> BrainRes
                 dedup_hint: hint,
                 source: format!("import:{}", source.label),
             });
+            if plan.drafts.len() > MAX_DRAFTS {
+                // Counting on would only take time: the import is refused either way.
+                return Err(BrainError::user_with_hint(
+                    format!(
+                        "the memory files hold more than {MAX_DRAFTS} new facts (counted up to {}); one import \
+                         takes at most {MAX_DRAFTS}",
+                        source.label
+                    ),
+                    "import fewer files at a time (brain import-memory PATH…), or leave them out (brain setup --no-import)",
+                ));
+            }
         }
         plan.files.push(file_plan);
     }
-    if plan.drafts.len() > MAX_DRAFTS {
-        return Err(BrainError::user_with_hint(
-            format!("the memory files hold {} new facts; one import takes at most {MAX_DRAFTS}", plan.drafts.len()),
-            "import fewer files at a time: brain import-memory PATH…",
-        ));
-    }
+    progress(files.len(), files.len());
     Ok(plan)
 }
 
@@ -480,5 +526,39 @@ impl Brain {
             redacted_fields,
             ids: items.into_iter().map(|item| item.id).collect(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(dir: &Path, name: &str) -> MemorySource {
+        let path = dir.join(name);
+        MemorySource { path, root: dir.to_path_buf(), label: name.to_string(), family: MemoryFile::of(name) }
+    }
+
+    /// Hostile review of setup, finding 5: 199 files of 1 MiB were all read, split and
+    /// redacted (a minute, 1.7 GB) before the draft limit refused them.
+    #[test]
+    fn memory_import_refuses_too_many_bytes_before_reading_and_stops_at_the_draft_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sources = Vec::new();
+        for n in 0..9 {
+            let name = format!("rules/{n}.mdc");
+            std::fs::create_dir_all(dir.path().join("rules")).unwrap();
+            std::fs::write(dir.path().join(&name), "x".repeat(1_000_000)).unwrap();
+            sources.push(source(dir.path(), &name));
+        }
+        let Err(problems) = read_all(&sources) else { panic!("9 MB of memory files in all must be refused") };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("at most 8 MiB") && problems[0].contains("--no-import"), "{problems:?}");
+        assert!(read_all(&sources[..8]).is_ok(), "8 MB is within 8 MiB");
+
+        let many: String = (0..MAX_DRAFTS + 500).map(|n| format!("- fact number {n} is distinct {n}\n")).collect();
+        std::fs::write(dir.path().join("AGENTS.md"), many).unwrap();
+        let files = read_all(&[source(dir.path(), "AGENTS.md")]).unwrap();
+        let err = plan(&files, &Known::default()).unwrap_err().to_string();
+        assert!(err.contains(&format!("more than {MAX_DRAFTS} new facts")), "{err}");
     }
 }

@@ -112,8 +112,14 @@ pub fn plan_read(brain: Option<&Brain>, files: &[(MemorySource, Option<String>)]
         Some(brain) => Known::of(brain),
         None => Ok(Known::default()),
     };
+    let planned = known.and_then(|known| {
+        // Splitting and redacting 8 MiB takes seconds: the files are counted on a terminal.
+        memory_import::plan_with_progress(files, &known, &mut |done, total| {
+            progress::count(&bar, done as u64, total as u64)
+        })
+    });
     bar.finish_and_clear();
-    memory_import::plan(files, &known?)
+    planned
 }
 
 /// Writes the plan's drafts, with a progress bar on a terminal.
