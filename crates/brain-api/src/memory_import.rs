@@ -190,7 +190,8 @@ fn walk(
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(err) => {
-                found.problems.push(format!("cannot list {}: {err}", dir.display()));
+                let dir = dir.display().to_string();
+                found.problems.push(format!("cannot list {}: {err}", crate::output::escape_name(&dir)));
                 return;
             }
         };
@@ -213,7 +214,7 @@ fn walk(
     if files.len() > MAX_FILES_PER_FOLDER {
         found.problems.push(format!(
             "{} holds {} memory files; at most {MAX_FILES_PER_FOLDER} are read from one folder",
-            folder.display(),
+            crate::output::escape_name(&folder.display().to_string()),
             files.len()
         ));
         return;
@@ -228,14 +229,14 @@ fn walk(
 /// regular file, larger than [`MAX_FILE_BYTES`], unreadable, binary or not UTF-8. `None`
 /// (with no problem) for a file brain wrote itself.
 pub fn read(source: &MemorySource) -> Result<Option<String>, String> {
-    let shown = &source.label;
+    let shown = &crate::output::escape_name(&source.label);
     let real = source.path.canonicalize().map_err(|err| format!("cannot read {shown}: {err}"))?;
     let root = source.root.canonicalize().unwrap_or_else(|_| source.root.clone());
     if !real.starts_with(&root) {
         return Err(format!(
             "{shown} is a symbolic link leading out of {} (to {}); not read",
-            source.root.display(),
-            real.display()
+            crate::output::escape_name(&source.root.display().to_string()),
+            crate::output::escape_name(&real.display().to_string())
         ));
     }
     let metadata = std::fs::metadata(&real).map_err(|err| format!("cannot read {shown}: {err}"))?;
@@ -443,7 +444,7 @@ pub fn plan_with_progress(
                     format!(
                         "the memory files hold more than {MAX_DRAFTS} new facts (counted up to {}); one import \
                          takes at most {MAX_DRAFTS}",
-                        source.label
+                        crate::output::escape_name(&source.label)
                     ),
                     "import fewer files at a time (brain import-memory PATH…), or leave them out (brain setup --no-import)",
                 ));

@@ -102,9 +102,35 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A name (a path, a file's label) for one line of human text: every control character —
+/// line feed and tab included, which [`escape_controls`] keeps for text — written as a JSON
+/// escape, so a file named `x\nINJECTED: ok.mdc` cannot forge a line of its own.
+pub fn escape_name(name: &str) -> Cow<'_, str> {
+    let escaped = |c: char| c.is_control() || ('\u{80}'..='\u{9f}').contains(&c);
+    if !name.chars().any(escaped) {
+        return Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 16);
+    for c in name.chars() {
+        if escaped(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_keeps_to_one_line() {
+        assert_eq!(escape_name("x\nINJECTED: ok.mdc"), "x\\u000aINJECTED: ok.mdc");
+        assert_eq!(escape_name("a\tb\r\u{1b}c\u{9b}"), "a\\u0009b\\u000d\\u001bc\\u009b");
+        assert!(matches!(escape_name("plain/ünï.md"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn terminal_controls_are_escaped_and_plain_text_is_borrowed() {

@@ -485,7 +485,7 @@ fn uninstall_event(
 
 /// A unified diff of the settings change, labelled with the file.
 pub(super) fn unified_diff(before: &str, after: &str, path: &Path) -> String {
-    let label = path.display().to_string();
+    let label = brain_api::output::escape_name(&path.display().to_string()).into_owned();
     similar::TextDiff::from_lines(before, after)
         .unified_diff()
         .context_radius(3)

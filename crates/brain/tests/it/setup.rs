@@ -628,3 +628,19 @@ fn setup_never_follows_a_forged_git_file_out_of_the_repository() {
     );
     assert_eq!(std::fs::read_to_string(outside.join("exclude")).unwrap(), "precious line\n");
 }
+
+/// Finding 6: a file name holding a line feed forged a line of the plan (and of the prompt
+/// before `go ahead?`): every name setup prints keeps to its line.
+#[test]
+fn setup_escapes_line_feeds_in_the_names_it_prints() {
+    let env = Env::new();
+    let rules = env.project_dir.join(".cursor/rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(rules.join("x\nINJECTED: ok.mdc"), "- rule a\n").unwrap();
+    let output = env.brain().args(["setup", "--dry-run", "--host", "cursor"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let plan = String::from_utf8(output.stdout).unwrap();
+    assert!(!plan.lines().any(|line| line.starts_with("INJECTED")), "{plan}");
+    assert!(plan.contains(".cursor/rules/x\\u000aINJECTED: ok.mdc: 1 facts, 1 new"), "{plan}");
+    assert!(plan.contains(".cursor/rules/x\\u000aINJECTED: ok.mdc:1"), "{plan}");
+}

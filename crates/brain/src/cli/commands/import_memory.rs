@@ -10,7 +10,7 @@ use brain_api::app::{Brain, Context};
 use brain_api::config;
 use brain_api::error::{BrainError, BrainResult};
 use brain_api::memory_import::{self, ImportPlan, Known, MemorySource};
-use brain_api::output::Out;
+use brain_api::output::{Out, escape_name};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -148,12 +148,14 @@ pub fn render_plan(out: &mut Out, plan: &ImportPlan, drafts: bool) {
         return;
     }
     for file in &plan.files {
+        // A file's name comes from the repository: it may hold a line feed.
+        let name = escape_name(&file.file);
         match &file.skipped {
-            Some(why) => out.line(format!("{}: left out ({why})", file.file)),
+            Some(why) => out.line(format!("{name}: left out ({why})")),
             None if file.known > 0 => {
-                out.line(format!("{}: {} facts, {} new, {} already known", file.file, file.facts, file.new, file.known))
+                out.line(format!("{name}: {} facts, {} new, {} already known", file.facts, file.new, file.known))
             }
-            None => out.line(format!("{}: {} facts, {} new", file.file, file.facts, file.new)),
+            None => out.line(format!("{name}: {} facts, {} new", file.facts, file.new)),
         }
     }
     if plan.redacted > 0 {
@@ -168,14 +170,17 @@ pub fn render_plan(out: &mut Out, plan: &ImportPlan, drafts: bool) {
     }
     out.line(format!("would import {} drafts ({}):", plan.drafts.len(), kinds(plan)));
     for draft in &plan.drafts {
-        out.line(format!("  {:<14} {:<28} {}", draft.kind.as_str(), draft.evidence, draft.title));
+        let (evidence, title) = (escape_name(&draft.evidence), escape_name(&draft.title));
+        out.line(format!("  {:<14} {:<28} {title}", draft.kind.as_str(), evidence));
     }
 }
 
-/// `~/x` for a path in the user's home (shorter plans).
+/// `~/x` for a path in the user's home (shorter plans), its control characters escaped (a
+/// line feed in a name cannot forge a line).
 pub fn tilde(path: &Path) -> String {
-    match user_home().and_then(|home| path.strip_prefix(&home).ok().map(Path::to_path_buf)) {
+    let shown = match user_home().and_then(|home| path.strip_prefix(&home).ok().map(Path::to_path_buf)) {
         Some(relative) => format!("~/{}", relative.display()),
         None => path.display().to_string(),
-    }
+    };
+    escape_name(&shown).into_owned()
 }

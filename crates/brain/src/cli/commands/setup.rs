@@ -133,7 +133,7 @@ pub fn detect(user_home: &Path, codex_home: Option<&Path>, project_root: &Path) 
         let mut evidence = Vec::new();
         for program in programs(host) {
             if let Some(path) = on_path(program, path_var.as_deref()) {
-                evidence.push(format!("{program} on the PATH ({})", path.display()));
+                evidence.push(format!("{program} on the PATH ({})", import_memory::tilde(&path)));
                 break;
             }
         }
@@ -421,8 +421,16 @@ fn render(report: &SetupReport, json: bool, diffs: bool) {
         return;
     }
     eprintln!("dry run: nothing was written");
-    for note in report.notes.iter().chain(report.hosts.iter().flat_map(|plan| &plan.hooks.notes)) {
-        eprintln!("note: {note}");
+    print_notes(report);
+}
+
+/// The notes of the run and of every host's hooks and MCP entry, one line each (a path in
+/// one cannot forge another line).
+fn print_notes(report: &SetupReport) {
+    let hosts =
+        report.hosts.iter().flat_map(|plan| plan.hooks.notes.iter().chain(plan.mcp.iter().flat_map(|mcp| &mcp.notes)));
+    for note in report.notes.iter().chain(hosts) {
+        eprintln!("note: {}", brain_api::output::escape_name(note));
     }
 }
 
@@ -430,7 +438,7 @@ fn render(report: &SetupReport, json: bool, diffs: bool) {
 fn finished(report: &SetupReport, quiet_plan: bool) {
     let mut out = Out::new();
     if report.creates_home {
-        out.line(format!("created the brain home {}", report.home));
+        out.line(format!("created the brain home {}", import_memory::tilde(Path::new(&report.home))));
     }
     for plan in &report.hosts {
         let mut parts = vec![step(&plan.hooks, "hooks", false)];
@@ -439,7 +447,7 @@ fn finished(report: &SetupReport, quiet_plan: bool) {
         }
         out.line(format!("{} ({}): {}", plan.name, plan.found.join(", "), parts.join("; ")));
         for backup in plan.hooks.backup.iter().chain(plan.mcp.as_ref().and_then(|mcp| mcp.backup.as_ref())) {
-            eprintln!("previous settings kept in {backup}");
+            eprintln!("previous settings kept in {}", import_memory::tilde(Path::new(backup)));
         }
     }
     if let Some(plan) = &report.import {
@@ -453,9 +461,7 @@ fn finished(report: &SetupReport, quiet_plan: bool) {
         }
     }
     drop(out);
-    for note in report.notes.iter().chain(report.hosts.iter().flat_map(|plan| &plan.hooks.notes)) {
-        eprintln!("note: {note}");
-    }
+    print_notes(report);
     if report.imported > 0 {
         eprintln!(
             "next: review the drafts with `brain review --drafts`; `brain approve ID` keeps one, `brain forget ID` drops it"
