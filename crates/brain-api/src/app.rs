@@ -36,7 +36,14 @@ impl Context {
     /// the name the folder chose, checked against the folders it is tied to (a first use ties
     /// it; see `config::folders`).
     pub fn project_here(&self, loaded: &config::Loaded) -> BrainResult<config::folders::Tied> {
-        config::project_here(&self.home, self.project.as_deref(), loaded.project_from_file.as_deref(), &self.cwd, true)
+        self.project_here_recording(loaded, true)
+    }
+
+    /// [`Context::project_here`]; with `record` false a first use ties nothing (a dry run
+    /// writes nothing under the home).
+    pub fn project_here_recording(&self, loaded: &config::Loaded, record: bool) -> BrainResult<config::folders::Tied> {
+        let (explicit, from_file) = (self.project.as_deref(), loaded.project_from_file.as_deref());
+        config::project_here(&self.home, explicit, from_file, &self.cwd, record)
     }
 
     /// Fails, pointing at `brain init`, when the home does not exist.
@@ -184,6 +191,14 @@ impl Brain {
         Brain::open_store(context, false, page_reads, None)
     }
 
+    /// [`Brain::open`] that records nothing in the home: the project is resolved as it would
+    /// be, but a folder's first use does not tie the name to it (`brain setup --dry-run`,
+    /// and setup's plan before the user says yes).
+    pub fn open_without_recording(context: &Context) -> BrainResult<Brain> {
+        context.require_home()?;
+        Brain::open_store_recording(context, false, PageReads::Mapped, None, false)
+    }
+
     /// `open` with the configuration the caller already loaded for `context` (a hook reads
     /// it first for its own settings; it is not read twice).
     pub fn open_loaded(context: &Context, loaded: config::Loaded) -> BrainResult<Brain> {
@@ -201,13 +216,24 @@ impl Brain {
         page_reads: PageReads,
         loaded: Option<config::Loaded>,
     ) -> BrainResult<Brain> {
+        Brain::open_store_recording(context, create, page_reads, loaded, true)
+    }
+
+    /// [`Brain::open_store`]; `record` ties the project to the folder on its first use.
+    fn open_store_recording(
+        context: &Context,
+        create: bool,
+        page_reads: PageReads,
+        loaded: Option<config::Loaded>,
+        record: bool,
+    ) -> BrainResult<Brain> {
         let loaded = match loaded {
             Some(loaded) => loaded,
             None => config::load(&context.home, &context.cwd, &context.env)?,
         };
         let location = store_location(&context.home, &context.env, &loaded.config)?;
         let store = Store::open(&location, create, page_reads)?;
-        let tied = context.project_here(&loaded)?;
+        let tied = context.project_here_recording(&loaded, record)?;
         let counter: TokenCounter =
             loaded.config.tokenizer.parse().map_err(|err: String| BrainError::Config { message: err, hint: None })?;
         Ok(Brain {

@@ -644,3 +644,45 @@ fn setup_escapes_line_feeds_in_the_names_it_prints() {
     assert!(plan.contains(".cursor/rules/x\\u000aINJECTED: ok.mdc: 1 facts, 1 new"), "{plan}");
     assert!(plan.contains(".cursor/rules/x\\u000aINJECTED: ok.mdc:1"), "{plan}");
 }
+
+/// Every entry under `dir` (folders too) with its bytes and permissions: what "wrote nothing
+/// at all" compares.
+fn tree(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut entries = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let metadata = std::fs::symlink_metadata(entry.path()).unwrap();
+            let bytes = metadata.is_file().then(|| std::fs::read(entry.path()).unwrap());
+            if metadata.is_dir() {
+                stack.push(entry.path());
+            }
+            entries.push((entry.path(), bytes, metadata.permissions().mode()));
+        }
+    }
+    entries.sort();
+    entries
+}
+
+/// Finding 7: in a git repository with an AGENTS.md and an existing home, `setup --dry-run`
+/// wrote `<home>/project-folders.json` (opening the store tied the project to the folder).
+#[test]
+fn a_setup_dry_run_writes_nothing_under_the_home() {
+    let env = Env::new();
+    // A git repository named by its folder (no .brain.toml): its first use would tie it.
+    let repo = env.dir.path().join("work/acme");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(repo.join("AGENTS.md"), "- Never push on Fridays\n").unwrap();
+    std::fs::create_dir_all(user_home(&env).join(".claude")).unwrap();
+    let before = tree(env.dir.path());
+    let output = env.brain().current_dir(&repo).args(["setup", "--dry-run"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("AGENTS.md: 1 facts, 1 new"));
+    let after = tree(env.dir.path());
+    let changed: Vec<&PathBuf> =
+        after.iter().filter(|entry| !before.contains(entry)).map(|(path, _, _)| path).collect();
+    let gone: Vec<&PathBuf> = before.iter().filter(|entry| !after.contains(entry)).map(|(path, _, _)| path).collect();
+    assert!(changed.is_empty() && gone.is_empty(), "the dry run wrote {changed:?}, removed {gone:?}");
+}

@@ -257,7 +257,8 @@ pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
         match memory_import::read_all(&found.sources) {
             Err(unreadable) => problems.extend(unreadable),
             Ok(files) if problems.is_empty() => {
-                let brain = if creates_home { None } else { Some(Brain::open(context)?) };
+                // Nothing is recorded before the user says yes (a dry run writes nothing).
+                let brain = if creates_home { None } else { Some(Brain::open_without_recording(context)?) };
                 import = Some(import_memory::plan_read(brain.as_ref(), &files)?);
             }
             Ok(_) => {}
