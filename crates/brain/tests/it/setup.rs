@@ -686,3 +686,29 @@ fn a_setup_dry_run_writes_nothing_under_the_home() {
     let gone: Vec<&PathBuf> = before.iter().filter(|entry| !after.contains(entry)).map(|(path, _, _)| path).collect();
     assert!(changed.is_empty() && gone.is_empty(), "the dry run wrote {changed:?}, removed {gone:?}");
 }
+
+/// The review's minor findings: `--home FILE --dry-run` said "(will be created)" and exited
+/// 0, and `--project ../x --no-import` was accepted; both are refused as the real run would.
+#[test]
+fn setup_refuses_a_home_that_is_a_file_and_a_bad_project_name_even_in_a_dry_run() {
+    let env = Env::uninitialized();
+    let file = env.dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for args in [&["setup", "--dry-run", "--no-import"][..], &["setup", "--yes", "--no-import"]] {
+        env.brain()
+            .arg("--home")
+            .arg(&file)
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("exists and is not a folder"));
+        env.brain()
+            .args(["--project", "../x"])
+            .args(args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("invalid project name \"../x\""));
+    }
+    assert!(!env.home.exists());
+    assert!(!user_home(&env).join(".claude").exists());
+}

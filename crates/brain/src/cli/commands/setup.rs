@@ -209,6 +209,16 @@ struct Paths {
 }
 
 pub fn run(context: &Context, args: Args, json: bool) -> BrainResult<()> {
+    // What the real run would refuse, a dry run refuses too (and --no-import does not skip it).
+    if std::fs::symlink_metadata(&context.home).is_ok() && !context.home.is_dir() {
+        return Err(BrainError::user_with_hint(
+            format!("brain home {} exists and is not a folder", context.home.display()),
+            "pass --home with a folder (or one to create), or move the file away",
+        ));
+    }
+    if context.project.is_some() {
+        config::resolve_project(context.project.as_deref(), None, &context.cwd)?;
+    }
     let user_home = import_memory::user_home()
         .ok_or_else(|| BrainError::user("HOME is not set; setup wires the hosts' settings in it"))?;
     let codex_home = std::env::var_os("CODEX_HOME").filter(|dir| !dir.is_empty()).map(PathBuf::from);
