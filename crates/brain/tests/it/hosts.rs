@@ -1097,3 +1097,19 @@ fn plugin_write_merges_marketplaces_and_never_writes_through_a_link() {
     assert!(stderr.contains(".agents/plugins/marketplace.json") && stderr.contains("refusing"), "{stderr}");
     assert!(!dir.join("brain").exists(), "nothing written");
 }
+
+/// `hook install` prints every path on its own line: a folder whose name holds a line feed
+/// cannot forge a line of the report (as `brain setup`'s plan does not).
+#[test]
+fn hook_install_keeps_a_path_with_a_line_feed_on_its_line() {
+    let env = Env::new();
+    let folder = env.dir.path().join("x\nINJECTED: installed");
+    std::fs::create_dir_all(&folder).unwrap();
+    let settings = folder.join("settings.json");
+    let output =
+        env.brain().args(["hook", "install", "--agent", "claude-code", "--settings"]).arg(&settings).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(!printed.lines().any(|line| line.starts_with("INJECTED")), "{printed}");
+    assert!(printed.contains("x\\u000aINJECTED"), "{printed}");
+}

@@ -10,7 +10,7 @@ use crate::hook::{self, CaptureEvent, HookEvent, HookRun, copilot, hosts, repo_f
 use brain_api::app::{Brain, Context, SessionRequest};
 use brain_api::config;
 use brain_api::error::{BrainError, BrainResult};
-use brain_api::output::Out;
+use brain_api::output::{Out, escape_name};
 use brain_capture::Host;
 
 #[derive(Debug, clap::Args)]
@@ -368,32 +368,29 @@ fn report(outcome: &InstallOutcome, json: bool, verb: &str) -> BrainResult<()> {
         return Ok(());
     }
     let host: Host = outcome.agent.parse().map_err(BrainError::internal)?;
+    // Paths keep to their line (a folder's name may hold a line feed).
+    let settings = escape_name(&outcome.settings);
     if outcome.dry_run {
         if outcome.changed() {
             out.line(outcome.diff.trim_end());
         } else {
-            eprintln!("no change to {}", outcome.settings);
+            eprintln!("no change to {settings}");
         }
     } else if !outcome.changed() {
         let state = if verb == "installed" { "already installed" } else { "not installed" };
-        out.line(format!("brain hooks for {} {state} in {}", host.display_name(), outcome.settings));
+        out.line(format!("brain hooks for {} {state} in {settings}", host.display_name()));
     } else {
         let mut events: Vec<&str> =
             outcome.added.iter().chain(&outcome.updated).chain(&outcome.removed).map(String::as_str).collect();
         events.dedup();
         let verb = if !outcome.updated.is_empty() && outcome.added.is_empty() { "updated" } else { verb };
-        out.line(format!(
-            "{verb} brain hooks for {} ({}) in {}",
-            host.display_name(),
-            events.join(", "),
-            outcome.settings
-        ));
+        out.line(format!("{verb} brain hooks for {} ({}) in {}", host.display_name(), events.join(", "), settings));
         if let Some(backup) = &outcome.backup {
-            eprintln!("previous settings kept in {backup}");
+            eprintln!("previous settings kept in {}", escape_name(backup));
         }
     }
     for note in &outcome.notes {
-        eprintln!("note: {note}");
+        eprintln!("note: {}", escape_name(note));
     }
     Ok(())
 }
