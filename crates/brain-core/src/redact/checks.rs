@@ -236,23 +236,26 @@ pub(super) enum EncodedEnd {
 }
 
 /// A URL-encoded pair (`password%3D…`, `%22password%22%3A%22…%22`) whose key names a secret
-/// (as [`check_assignment`] judges keys), or whose value is random material; encoded once or
-/// twice, as its separator says (`%3D`, `%253D`). The value ends before the encoded `&` or
+/// (as [`check_assignment`] judges keys), or whose value is random material; encoded once,
+/// twice or three times, as its separator says (`%3D`, `%253D`, `%25253D`). The value ends before the encoded `&` or
 /// `"` of its level (encoded twice, also before one encoded once: the value's own `%` would
 /// be `%25` there), is judged decoded (`%24%7BDB_PASSWORD%7D` is `${DB_PASSWORD}`, a
 /// placeholder), and an accepted one runs on past the pattern's 128 characters to its end.
 pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>, end: EncodedEnd) -> Option<Finding> {
     let key = caps.name("key")?.as_str();
-    let twice = caps.name("sep")?.as_str().len() > "%3D".len();
-    let stops: &[&[u8]] = match (end, twice) {
-        (EncodedEnd::Ampersand, false) => &[b"%26"],
-        (EncodedEnd::Ampersand, true) => &[b"%2526", b"%26"],
-        (EncodedEnd::Quote, false) => &[b"%22"],
-        (EncodedEnd::Quote, true) => &[b"%2522", b"%22"],
+    // `%3D` once, `%253D` twice, `%25253D` three times; a JSON pair's literal `:` once.
+    let quoted_twice = end == EncodedEnd::Quote && caps.get(0)?.as_str().starts_with("%2522");
+    let levels = (caps.name("sep")?.as_str().matches("25").count() + 1).max(if quoted_twice { 2 } else { 1 });
+    let end_code = match end {
+        EncodedEnd::Ampersand => "26",
+        EncodedEnd::Quote => "22",
     };
+    let stops: Vec<Vec<u8>> =
+        (0..levels).rev().map(|level| format!("%{}{end_code}", "25".repeat(level)).into_bytes()).collect();
+    let stops: Vec<&[u8]> = stops.iter().map(Vec::as_slice).collect();
     let secret = caps.name("secret")?;
-    let value = until_encoded(secret.as_str(), stops);
-    let decoded = percent_decoded(value, if twice { 2 } else { 1 });
+    let value = until_encoded(secret.as_str(), &stops);
+    let decoded = percent_decoded(value, levels);
     if decoded.trim().is_empty() || is_placeholder(&decoded) || is_literal(&decoded) {
         return None;
     }
@@ -268,7 +271,7 @@ pub(super) fn check_url_encoded_pair(text: &str, caps: &Captures<'_>, end: Encod
     } else {
         let rest = &text[secret.end()..];
         let run = rest.find(|c: char| c.is_whitespace() || matches!(c, '&' | '"' | '\'' | '<' | '>' | '`'));
-        secret.end() + until_encoded(&rest[..run.unwrap_or(rest.len())], stops).len()
+        secret.end() + until_encoded(&rest[..run.unwrap_or(rest.len())], &stops).len()
     };
     Some(Finding { range: secret.start()..end, kind })
 }

@@ -100,13 +100,14 @@ const URL_SIGNATURE: &str = r"(?:[?&;]|\\u0026|%26|%3[Ff])(?i-u:sig|signature|x-
 /// A pair of a URL-encoded form or query (`password%3Dhunter2%26…`): the key's `=` is
 /// `%3D`; the value ends before `%26` (`&`), which the check finds. Also encoded twice
 /// (`password%253Dhunter2%2526…`, a query inside a `state` or `next` parameter): `%` is
-/// `%25` there. Bounded as [`ASSIGNMENT`] is: a rejected match is searched again one
+/// `%25` there; or three times (`%25253D`). Bounded as [`ASSIGNMENT`] is: a rejected match is searched again one
 /// character on, and an unbounded value would make a long run of pairs quadratic.
-const URL_ENCODED_PAIR: &str = r#"(?:(?-u:\b)|%(?:25)?(?:26|3[Ff]|20))(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})(?P<sep>%(?:25)?3[Dd])(?P<secret>[^\s&"'<>`]{1,128})"#;
+const URL_ENCODED_PAIR: &str = r#"(?:(?-u:\b)|%(?:25){0,2}(?:26|3[Ff]|20))(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})(?P<sep>%(?:25){0,2}3[Dd])(?P<secret>[^\s&"'<>`]{1,128})"#;
 /// A pair of URL-encoded JSON (`%7B%22password%22%3A%22hunter2%22%7D`), encoded once or
-/// twice (`%2522`), with `+` or `%20` for a space around the colon: the value ends before
-/// the encoded closing quote, which the check finds. Bounded as [`URL_ENCODED_PAIR`].
-const URL_ENCODED_JSON_PAIR: &str = r#"%(?:25)?22(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})%(?:25)?22(?:\+|%(?:25)?20){0,4}(?P<sep>%(?:25)?3[Aa])(?:\+|%(?:25)?20){0,4}%(?:25)?22(?P<secret>[^\s&"'<>`]{1,128})"#;
+/// twice (`%2522`), with `+` or `%20` for a space around the colon (or the colon left as it
+/// is, `%22password%22:%22…`): the value ends before the encoded closing quote, which the
+/// check finds. Bounded as [`URL_ENCODED_PAIR`].
+const URL_ENCODED_JSON_PAIR: &str = r#"%(?:25)?22(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})%(?:25)?22(?:\+|%(?:25)?20){0,4}(?P<sep>%(?:25)?3[Aa]|:)(?:\+|%(?:25)?20){0,4}%(?:25)?22(?P<secret>[^\s&"'<>`]{1,128})"#;
 /// `curl -u user:password`.
 const CURL_USER: &str = r#"(?:^|[ \t])(?:-u|--user)[ \t]+["']?[^\s:"']*:(?P<secret>[^\s"']+)"#;
 
