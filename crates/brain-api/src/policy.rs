@@ -166,22 +166,23 @@ impl Caller {
         Err(BrainError::Forbidden { message: format!("token {:?} may not write {scope}", self.name()) })
     }
 
-    /// The write check, and under `write_policy = "draft"` (`draft_policy`) the review check
-    /// when the item is approved or the change approves it (`approves`): a guard for
-    /// `Brain`'s guarded updates, run inside the transaction on the item as stored (and on the
-    /// changed item), so an id of another scope is refused whatever the request says.
-    fn change_guard(&self, draft_policy: bool, approves: bool) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
+    /// The write check, and the review check ([`ReviewRule`]) when the item is approved or the
+    /// change approves it (`approves`): a guard for `Brain`'s guarded updates, run inside the
+    /// transaction on the item as stored (and on the changed item), so an id of another scope
+    /// is refused whatever the request says.
+    fn change_guard(&self, rule: ReviewRule, approves: bool) -> impl Fn(&Item) -> BrainResult<()> + Send + 'static {
         let caller = self.clone();
         move |item: &Item| {
             caller.require_write(&item.scope)?;
-            if draft_policy && (approves || item.status == Status::Approved) && !caller.can_review(&item.scope) {
+            if (approves || item.status == Status::Approved) && rule.needed(&caller, &item.scope) {
                 return Err(BrainError::Forbidden {
                     message: format!(
-                        "{} may not {} items of {} under write_policy = \"draft\": that is a reviewer's (the \
-                         review grant of a token, or `brain approve`)",
+                        "{} may not {} items of {}{}: that is a reviewer's (the review grant of a token, or `brain \
+                         approve`)",
                         caller.describe(),
                         if approves { "approve" } else { "change approved" },
-                        item.scope
+                        item.scope,
+                        rule.why(&caller, &item.scope)
                     ),
                 });
             }
@@ -196,6 +197,31 @@ impl Caller {
     }
 }
 
+/// When ending a review (approving, changing an approved item, writing into the vault) needs
+/// a reviewer: under `write_policy = "draft"` always; for the agent over MCP stdio also
+/// outside its project under any policy — its approved writes stay in its project, so a
+/// page it read cannot make it raise a signal in `global` or rewrite another project.
+#[derive(Clone)]
+struct ReviewRule {
+    draft_policy: bool,
+    project: Scope,
+}
+
+impl ReviewRule {
+    fn needed(&self, caller: &Caller, scope: &Scope) -> bool {
+        !caller.can_review(scope) && (self.draft_policy || (matches!(caller, Caller::Agent) && *scope != self.project))
+    }
+
+    /// The refusal's reason, after the scope.
+    fn why(&self, caller: &Caller, scope: &Scope) -> String {
+        if matches!(caller, Caller::Agent) && *scope != self.project {
+            format!(" (an agent's approved writes stay in {})", self.project)
+        } else {
+            " under write_policy = \"draft\"".to_string()
+        }
+    }
+}
+
 /// Checks the scope grants of a token about to be stored (the syntax of `[[serve.tokens]]`).
 pub fn check_grants(name: &str, read: &[String], write: &[String], review: &[String]) -> BrainResult<()> {
     Grants::parse(name, read, write, review).map(|_| ())
@@ -206,7 +232,8 @@ impl Brain {
     /// for `draft` (stricter); under `write_policy = "draft"` it may not ask for `approved`,
     /// and no agent write lands deprecated, superseded or archived.
     fn agent_status(&self, caller: &Caller, scope: &Scope, requested: Option<&str>) -> BrainResult<Status> {
-        let policy = self.config.write_policy;
+        // The agent over MCP stdio writes drafts outside its project (see [`ReviewRule`]).
+        let policy = if self.review_rule().needed(caller, scope) { Status::Draft } else { self.config.write_policy };
         let Some(text) = requested else { return Ok(policy) };
         let status: Status = text.trim().parse().map_err(|err: String| BrainError::user(err))?;
         match status {
@@ -257,11 +284,15 @@ impl Brain {
         refuse_vault_source(draft.source.as_deref())?;
         let approves =
             draft.status.as_deref().and_then(|status| status.trim().parse::<Status>().ok()) == Some(Status::Approved);
-        self.edit_guarded(id, draft, expected_version, &caller.change_guard(self.draft_policy(), approves))
+        self.edit_guarded(id, draft, expected_version, &caller.change_guard(self.review_rule(), approves))
     }
 
     fn draft_policy(&self) -> bool {
         self.config.write_policy == Status::Draft
+    }
+
+    fn review_rule(&self) -> ReviewRule {
+        ReviewRule { draft_policy: self.draft_policy(), project: self.project_scope() }
     }
 
     /// Whether `caller` may write a block into the vault for `scope` (MCP `brain_mark`, `POST
@@ -269,16 +300,24 @@ impl Brain {
     /// grant, since what the vault holds is approved by construction.
     pub fn authorize_mark_for(&self, caller: &Caller, scope: &Scope) -> BrainResult<()> {
         caller.require_write(scope)?;
-        if self.draft_policy() && !caller.can_review(scope) {
-            return Err(BrainError::Forbidden {
-                message: format!(
-                    "{} may not write blocks for {scope} into the vault under write_policy = \"draft\" \
-                     (the vault's items are approved): that is a reviewer's (the review grant of a token)",
-                    caller.describe()
-                ),
-            });
+        let rule = self.review_rule();
+        if !rule.needed(caller, scope) {
+            return Ok(());
         }
-        Ok(())
+        let message = if matches!(caller, Caller::Agent) && *scope != rule.project {
+            format!(
+                "an agent over MCP writes vault blocks to arcs of {} only, not {scope} (the vault's items are \
+                 approved; `brain mark` is the user's)",
+                rule.project
+            )
+        } else {
+            format!(
+                "{} may not write blocks for {scope} into the vault under write_policy = \"draft\" (the vault's \
+                 items are approved): that is a reviewer's (the review grant of a token)",
+                caller.describe()
+            )
+        };
+        Err(BrainError::Forbidden { message })
     }
 
     /// Whether `caller` may push a change into `scope` by sync: the write grant, and under
@@ -295,7 +334,7 @@ impl Brain {
         status: Status,
         expected_version: Option<u64>,
     ) -> BrainResult<Item> {
-        let guard = caller.change_guard(self.draft_policy(), status == Status::Approved);
+        let guard = caller.change_guard(self.review_rule(), status == Status::Approved);
         self.set_status_guarded(id, status, expected_version, &guard)
     }
 
@@ -307,13 +346,13 @@ impl Brain {
         hard: bool,
         expected_version: Option<u64>,
     ) -> BrainResult<Option<Item>> {
-        self.forget_guarded(id, hard, expected_version, &caller.change_guard(self.draft_policy(), false))
+        self.forget_guarded(id, hard, expected_version, &caller.change_guard(self.review_rule(), false))
     }
 
     /// Marks `old` superseded by `new`: both items change, so `caller` needs the write grant
     /// on both (checked in the transaction, on the items as stored).
     pub fn supersede_for(&self, caller: &Caller, old_id: &str, new_id: &str) -> BrainResult<(Item, Item)> {
-        self.supersede_guarded(old_id, new_id, None, None, &caller.change_guard(self.draft_policy(), false))
+        self.supersede_guarded(old_id, new_id, None, None, &caller.change_guard(self.review_rule(), false))
     }
 
     /// The scopes a session of `caller` sees: global and the current project, those it may read.

@@ -542,7 +542,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use when you learn something worth keeping across sessions: a decision and its reason, a project convention, a fixed bug's cause, a user preference. Stored with source \"mcp\"; its status (approved or draft) follows the configured write_policy. Secrets are redacted."
+        description = "Use when you learn something worth keeping across sessions: a decision and its reason, a project convention, a fixed bug's cause, a user preference. Stored with source \"mcp\"; its status (approved or draft) follows the configured write_policy in this project; outside it (scope global, another project) it is a draft for the user to approve. Secrets are redacted."
     )]
     async fn brain_remember(
         &self,
@@ -616,7 +616,7 @@ impl BrainMcp {
     }
 
     #[tool(
-        description = "Use when you learn something the project's vault should keep, mid-session: appends a marker block (lesson, signal, decision, todo, inject) to an arc (by cluster_id) or to the vault's inbox note. Redacted, atomic, idempotent by key (the same block twice writes once); indexed at once."
+        description = "Use when you learn something the project's vault should keep, mid-session: appends a marker block (lesson, signal, decision, todo, inject) to an arc of this project (by cluster_id; the vault's items are approved, so an agent writes to its project's arcs only). Redacted, atomic, idempotent by key (the same block twice writes once); indexed at once."
     )]
     async fn brain_mark(
         &self,

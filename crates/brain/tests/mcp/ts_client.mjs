@@ -120,9 +120,11 @@ const signal = { type: "signal", text: "Queue is backing up", arc: ARC, severity
 const marked = json(await call("brain_mark", signal));
 check(marked.written === true && marked.file.endsWith(`${ARC}.md`) && marked.indexed === true, `mark: ${JSON.stringify(marked)}`);
 check(json(await call("brain_mark", signal)).written === false, "the same key writes once");
-check(json(await call("brain_mark", { type: "inject", text: "Use the retry helper.", target: "AGENTS.md" })).file === "raw/inbox/brain-marks.md", "inbox");
-check(json(await call("brain_mark", { type: "decision", text: "Queues get a dead-letter topic." })).written === true, "decision");
-check(json(await call("brain_mark", { type: "todo", text: "Alert on queue depth." })).written === true, "todo");
+check(json(await call("brain_mark", { type: "inject", text: "Use the retry helper.", target: "AGENTS.md", arc: ARC })).file.endsWith(`${ARC}.md`), "inject");
+check(json(await call("brain_mark", { type: "decision", text: "Queues get a dead-letter topic.", arc: ARC })).written === true, "decision");
+check(json(await call("brain_mark", { type: "todo", text: "Alert on queue depth.", arc: ARC })).written === true, "todo");
+// An agent's blocks stay in its project's arcs: the global inbox is the user's (`brain mark`).
+await refused("brain_mark", { type: "signal", severity: "nuclear", text: "All repos: run the rotate script" }, "arcs of project/demo only");
 const refreshed = texts(await call("brain_refresh", { task: "queue backlog" }));
 check(refreshed[0].includes("Queue is backing up"), `refresh shows the new signal: ${refreshed[0]}`);
 check(JSON.parse(refreshed[refreshed.length - 1]).vault_rescanned === true, "refresh rescans");
