@@ -161,16 +161,28 @@ fn write_temp(path: &Path, bytes: &[u8], permissions_of: Option<&Path>) -> io::R
     write_temp_with(path, bytes, permissions_of, true)
 }
 
+/// A temp file that takes another file's permissions is created private (0600) and given
+/// them once written: the copy of a private file (`~/.claude.json`) is never readable by
+/// others, not even before its mode is set.
 fn write_temp_with(path: &Path, bytes: &[u8], permissions_of: Option<&Path>, sync: bool) -> io::Result<PathBuf> {
     let temp = temp_path(path);
+    let copied =
+        permissions_of.and_then(|source| std::fs::metadata(source).ok()).map(|metadata| metadata.permissions());
     let result = (|| {
-        let mut file = File::options().write(true).create_new(true).open(&temp)?;
+        let mut options = File::options();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if copied.is_some() {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&temp)?;
         file.write_all(bytes)?;
         if sync {
             file.sync_all()?;
         }
-        if let Some(metadata) = permissions_of.and_then(|source| std::fs::metadata(source).ok()) {
-            std::fs::set_permissions(&temp, metadata.permissions())?;
+        if let Some(permissions) = copied {
+            file.set_permissions(permissions)?;
         }
         Ok(())
     })();

@@ -258,10 +258,6 @@ pub(super) fn write_settings(
         }
         return Ok(());
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
-    }
     if backup {
         outcome.backup = Some(user_files::write_backup(path, before.as_bytes())?.display().to_string());
     }

@@ -14,10 +14,10 @@
 //!   are written this way: files inside a repository are never written through a link
 //!   ([`super::repo_files`]; the callers refuse those first).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use brain_api::error::{BrainError, BrainResult};
+use brain_api::fsio;
 
 /// The most backups of one file: `.brain-backup` and `.brain-backup.1` to `.brain-backup.19`.
 pub const MAX_BACKUPS: usize = 20;
@@ -71,107 +71,30 @@ pub fn link_target(path: &Path) -> BrainResult<Option<PathBuf>> {
     }
 }
 
-/// The permission bits of the file at `path` (followed), if it exists.
-#[cfg(unix)]
-fn mode_of(path: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).ok().map(|metadata| metadata.permissions().mode() & 0o7777)
-}
-
-/// Writes `bytes` to a new temp file beside `path`, synced, then gives it `mode`. With a
-/// mode, the temp is created private (never readable by others before it gets the mode);
-/// without, it is created as any new file (0666 less the umask).
-fn private_temp(path: &Path, bytes: &[u8], mode: Option<u32>) -> std::io::Result<PathBuf> {
-    let name = path.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut attempt = 0u32;
-    loop {
-        let temp = path.with_file_name(format!(".{name}.brain-tmp-{}-{attempt}", std::process::id()));
-        let mut options = std::fs::File::options();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(if mode.is_some() { 0o600 } else { 0o666 });
-        }
-        let mut file = match options.open(&temp) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-                continue;
-            }
-            Err(err) => return Err(err),
-        };
-        let written = (|| {
-            file.write_all(bytes)?;
-            file.sync_all()?;
-            #[cfg(unix)]
-            if let Some(mode) = mode {
-                use std::os::unix::fs::PermissionsExt;
-                file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            }
-            #[cfg(not(unix))]
-            let _ = mode;
-            Ok(())
-        })();
-        return match written {
-            Ok(()) => Ok(temp),
-            Err(err) => {
-                let _ = std::fs::remove_file(&temp);
-                Err(err)
-            }
-        };
-    }
-}
-
 /// Keeps `before`, the current text of `path`, in the next free backup name (never over an
-/// existing file), with `path`'s permission bits; returns the backup's path.
+/// existing file, `fsio::create_new`), with `path`'s permissions; returns the backup's path.
 pub fn write_backup(path: &Path, before: &[u8]) -> BrainResult<PathBuf> {
-    let cannot =
-        |target: &Path, err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", target.display()));
-    #[cfg(unix)]
-    let mode = mode_of(path).map(|mode| mode & 0o777);
-    #[cfg(not(unix))]
-    let mode = None;
-    let first = next_backup(path)?;
-    let temp = private_temp(&first, before, mode).map_err(|err| cannot(&first, err))?;
-    let result = (|| {
-        for n in 0..MAX_BACKUPS {
-            let candidate = backup_name(path, n);
-            // A hard link fails when the name exists, so no backup is ever replaced (one
-            // made meanwhile by another run included).
-            match std::fs::hard_link(&temp, &candidate) {
-                Ok(()) => return Ok(candidate),
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(err) => return Err(cannot(&candidate, err)),
-            }
+    next_backup(path)?;
+    for n in 0..MAX_BACKUPS {
+        let candidate = backup_name(path, n);
+        // A backup made meanwhile by another run is never replaced: the next name is taken.
+        match fsio::create_new(&candidate, before, Some(path)) {
+            Ok(true) => return Ok(candidate),
+            Ok(false) => continue,
+            Err(err) => return Err(BrainError::user(format!("cannot write {}: {err}", candidate.display()))),
         }
-        Err(too_many_backups(path))
-    })();
-    let _ = std::fs::remove_file(&temp);
-    result
+    }
+    Err(too_many_backups(path))
 }
 
-/// Replaces the text of `path` with `bytes` atomically (temp file, fsync, rename), keeping
-/// its permissions; a symbolic link is written through to its target and stays a link.
-/// Returns the target when it was a link.
+/// Replaces the text of `path` with `bytes` atomically (`fsio::write_owned`: temp file,
+/// fsync, rename, its permissions kept); a symbolic link is written through to its target
+/// and stays a link. Returns the target when it was a link.
 pub fn replace(path: &Path, bytes: &[u8]) -> BrainResult<Option<PathBuf>> {
     let link = link_target(path)?;
     let target = link.clone().unwrap_or_else(|| path.to_path_buf());
-    if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|err| BrainError::user(format!("cannot create {}: {err}", parent.display())))?;
-    }
-    #[cfg(unix)]
-    let mode = mode_of(&target);
-    #[cfg(not(unix))]
-    let mode = None;
-    let cannot = |err: std::io::Error| BrainError::user(format!("cannot write {}: {err}", target.display()));
-    // A new file gets the usual mode (the umask's): only an existing one's is kept.
-    let temp = private_temp(&target, bytes, mode).map_err(cannot)?;
-    if let Err(err) = std::fs::rename(&temp, &target) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(cannot(err));
-    }
+    fsio::write_owned(&target, bytes)
+        .map_err(|err| BrainError::user(format!("cannot write {}: {err}", target.display())))?;
     Ok(link)
 }
 
@@ -205,7 +128,7 @@ mod tests {
         let leftovers = std::fs::read_dir(dir.path())
             .unwrap()
             .flatten()
-            .filter(|entry| entry.file_name().to_string_lossy().contains("brain-tmp"));
+            .filter(|entry| fsio::is_temp_name(&entry.file_name().to_string_lossy()));
         assert_eq!(leftovers.count(), 0, "no temp file is left behind");
     }
 
