@@ -283,13 +283,13 @@ impl Brain {
         &self.config
     }
 
-    /// The current project.
     /// Whether this folder has a project of its own because another folder holds the name it
     /// chose, or because the ties could not be read (`config::folders`).
     pub fn has_own_project(&self) -> bool {
         self.project_held_by.is_some() || self.project_ties_error.is_some()
     }
 
+    /// The current project.
     pub fn project(&self) -> &str {
         &self.project
     }

@@ -323,7 +323,7 @@ impl Brain {
     /// Whether `caller` may push a change into `scope` by sync: the write grant, and under
     /// `write_policy = "draft"` the review grant (a push carries statuses as sent).
     pub fn may_push_for(&self, caller: &Caller, scope: &Scope) -> bool {
-        caller.can_write(scope) && (!self.draft_policy() || caller.can_review(scope))
+        caller.can_write(scope) && !self.review_rule().needed(caller, scope)
     }
 
     /// A status change (approve, deprecate) of an item `caller` may write.

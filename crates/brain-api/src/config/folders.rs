@@ -9,8 +9,9 @@
 //! same remote (`origin`'s URL: a second checkout, a fleet's job folder) or of that folder
 //! itself (`git clone ~/src/acme`); it is then tied too.
 //! Any other folder gets a project of its own, the name followed by a hash of its path and a
-//! salt kept in the home (`acme-api.1f2e3d4c`, unguessable from outside), until the user ties it (`brain project link`). A name given on the
-//! command line or in `BRAIN_PROJECT` is the user's choice and is not checked.
+//! salt kept in the home (`acme-api.1f2e3d4c`, unguessable from outside), until the user
+//! ties it (`brain project link`). A name given on the command line or in `BRAIN_PROJECT` is
+//! the user's choice and is not checked.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
