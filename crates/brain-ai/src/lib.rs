@@ -39,7 +39,7 @@ pub use proposals::ProposalOutcome;
 use brain_api::app::Brain;
 use brain_api::error::BrainResult;
 use brain_api::fsio::{self, read_optional, sha256_hex};
-use brain_core::keeper::feed::active_signals;
+use brain_core::keeper::feed::{FeedState, active_signals};
 use brain_core::keeper::text::{clip, one_line};
 use brain_vault::scan::{IndexChanges, Snapshot, apply as apply_index, overlay};
 use brain_vault::{LaterInput, LaterOutcome, LaterPhases, PhaseTiming, StepTiming, TickOptions};
@@ -306,6 +306,10 @@ pub(crate) fn run_with_env(brain: &Brain, input: AiInput<'_>, env: &dyn Fn(&str)
         if !changed.is_empty() || !removed.is_empty() {
             let mut changes = IndexChanges { changed, ..IndexChanges::default() };
             overlay(input.snapshot, &mut changes, &removed);
+            // The session feed follows at once: a cleared signal, an escalation or a merged
+            // arc reaches `brain status` and the next session start now, not after a scan.
+            let feed = FeedState::compute(input.snapshot, now, &brain.config().vault);
+            changes.feed = serde_json::to_string(&feed).ok();
             let mut diagnostics = Vec::new();
             if let Err(err) = apply_index(brain, &changes, &mut diagnostics) {
                 let failure = format!("the index was not updated (the next scan will): {err}");

@@ -361,6 +361,22 @@ fn a_good_openai_answer_is_applied_verified_and_audited_and_the_prompt_carries_n
     let titles: Vec<&str> = arcs.as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
     assert!(!titles.contains(&"Retry storm again"), "{titles:?}");
 
+    // Status and session start follow at once, not at the next tick: the cleared signal is
+    // gone, the escalated one is nuclear.
+    let status = env.json(&["status", "--now", NOW]);
+    let signals: Vec<(&str, &str)> = status["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["severity"].as_str().unwrap(), s["source"].as_str().unwrap_or("")))
+        .collect();
+    assert!(signals.contains(&("nuclear", "auth-broker")), "{signals:?}");
+    assert!(!signals.iter().any(|(_, source)| *source == "rotation"), "{signals:?}");
+    let start = env.json(&["session-start", "--now", NOW]);
+    let severities: Vec<&str> =
+        start["signals"].as_array().unwrap().iter().map(|s| s["severity"].as_str().unwrap()).collect();
+    assert_eq!(severities, ["nuclear"], "{start:#}");
+
     // The next tick (phase 1) removes the cleared block: the two-tick lifecycle.
     env.json(&["tick", "--vault", vault.arg(), "--no-ai"]);
     assert!(!vault.read(MID).contains("Rotation pending"));
