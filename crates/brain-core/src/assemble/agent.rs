@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::brain::brain_hash;
 use super::engine::{BudgetReport, Entry, Label, Order, Overflow, Plan, Section, assemble};
+use super::render::push_inline_then_indented;
 use crate::item::Item;
 use crate::tokens::{AGENT_TRUNCATION_MARKER, TokenCounter};
 
@@ -50,10 +51,13 @@ pub struct AgentContext {
     pub overflow: Vec<Overflow>,
 }
 
-/// How a memory is shown: `- [<kind>] <content>` (the title when there is no content).
+/// How a memory is shown: `- [<kind>] <content>` (the title when there is no content), its
+/// later lines indented as the list item's (a line of it cannot open a section of brain's).
 fn render_memory(item: &Item) -> String {
     let body = if item.content.trim().is_empty() { item.title.trim() } else { item.content.trim() };
-    format!("- [{}] {}", item.kind, body)
+    let mut out = format!("- [{}]", item.kind);
+    push_inline_then_indented(&mut out, body);
+    out
 }
 
 /// One file section: a heading and the file's text as a single entry.

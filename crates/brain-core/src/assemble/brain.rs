@@ -36,7 +36,9 @@ use super::engine::{
     BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble, push_overflow_limited,
 };
 use super::feed::{Feed, feed_section};
-use super::render::{age_label, clip, files_list, first_line, plural, push_indented, push_inline_then_indented, title};
+use super::render::{
+    age_label, clip, files_list, first_line, inert, plural, push_indented, push_inline_then_indented, title,
+};
 use crate::item::{Item, Kind, Status};
 use crate::time::{Timestamp, age_days};
 use crate::tokens::{TRUNCATION_MARKER, TokenCounter};
@@ -495,7 +497,7 @@ fn render_reference(analysis: &Analysis<'_>, index: usize) -> String {
     out.push(')');
     let summary = first_line(&item.content);
     if !summary.is_empty() {
-        let _ = write!(out, ": {}", clip(summary, 160));
+        let _ = write!(out, ": {}", inert(&clip(summary, 160)));
     }
     if !item.files.is_empty() {
         let _ = write!(out, " — {}", files_list(&item.files, 3));

@@ -17,7 +17,7 @@ use super::brain::brief_section;
 use super::classify::{Analysis, Rows};
 use super::engine::{BudgetReport, Entry, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{InjectBlock, render_inject};
-use super::render::{clip, first_line, title};
+use super::render::{clip, first_line, inert, title};
 use crate::item::{Item, Kind};
 use crate::time::Timestamp;
 use crate::tokens::{TRUNCATION_MARKER, TokenCounter};
@@ -177,7 +177,7 @@ fn render_one_liner(item: &Item, with_kind: bool) -> String {
     }
     let summary = first_line(&item.content);
     if !summary.is_empty() {
-        let _ = write!(out, ": {}", clip(summary, 160));
+        let _ = write!(out, ": {}", inert(&clip(summary, 160)));
     }
     out
 }

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::engine::{Entry, Group, Label, Order, Section};
-use super::render::{clip, one_line, push_inline_then_indented};
+use super::render::{clip, inert, one_line, push_inline_then_indented};
 use crate::item::Severity;
 
 /// What the vault contributes to assembled context. May be empty.
@@ -137,7 +137,7 @@ fn render_signal(signal: &FeedSignal) -> String {
 fn render_arc(arc: &HotArc) -> String {
     format!(
         "- **{}** (heat {}, {}, {})",
-        clip(&one_line(&arc.title), 80),
+        inert(&clip(&one_line(&arc.title), 80)),
         arc.heat,
         one_line(&arc.region),
         one_line(&arc.status)

@@ -58,3 +58,4 @@ pub use engine::{
 };
 pub use feed::{Feed, FeedSignal, HotArc, InjectBlock};
 pub use lean::{ItemMeta, LeanAssembly, MissingItems, brain_document_lean, claude_md_summary_lean, text_candidates};
+pub use render::inert;

@@ -33,9 +33,23 @@ pub(crate) fn first_line(text: &str) -> &str {
     text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("")
 }
 
-/// A title fit for one line, at most `max_chars`.
+/// A title fit for one line, at most `max_chars`, inert ([`inert`]).
 pub(crate) fn title(item: &Item, max_chars: usize) -> String {
-    clip(&one_line(&item.title), max_chars).into_owned()
+    inert(&clip(&one_line(&item.title), max_chars)).into_owned()
+}
+
+/// Stored text as brain shows it outside its signals section, with the marks only a signal
+/// carries (`**[NUCLEAR]**`, `**[critical]**`) unbolded: an item, an arc's title or a vault
+/// block cannot pass for one of brain's urgent signals.
+pub fn inert(text: &str) -> Cow<'_, str> {
+    if !text.contains("**[") {
+        return Cow::Borrowed(text);
+    }
+    let mut text = text.to_string();
+    for tag in ["NUCLEAR", "nuclear", "critical", "CRITICAL", "warning", "info"] {
+        text = text.replace(&format!("**[{tag}]**"), &format!("[{tag}]"));
+    }
+    Cow::Owned(text)
 }
 
 /// `today`, `1d ago`, `12d ago`.
@@ -60,7 +74,9 @@ pub(crate) fn files_list(files: &[String], max: usize) -> String {
 }
 
 /// Appends `text` as lines indented by `indent`, dropping leading and trailing blank lines
-/// and keeping blank lines inside empty (a list item's continuation in markdown).
+/// and keeping blank lines inside empty (a list item's continuation in markdown). Stored text
+/// stays stored text: a line that reads as a heading is escaped (an item cannot open a
+/// section of brain's own, `## Urgent signals`, inside its text) and every line is [`inert`].
 pub(crate) fn push_indented(out: &mut String, text: &str, indent: &str) {
     let mut blank_lines = 0;
     let mut started = false;
@@ -77,7 +93,10 @@ pub(crate) fn push_indented(out: &mut String, text: &str, indent: &str) {
         started = true;
         out.push('\n');
         out.push_str(indent);
-        out.push_str(line);
+        if line.trim_start().starts_with('#') {
+            out.push('\\');
+        }
+        out.push_str(&inert(line));
     }
 }
 
@@ -88,12 +107,12 @@ pub(crate) fn push_inline_then_indented(out: &mut String, text: &str) {
         None => {
             if !text.is_empty() {
                 out.push(' ');
-                out.push_str(text);
+                out.push_str(&inert(text));
             }
         }
         Some((first, rest)) => {
             out.push(' ');
-            out.push_str(first.trim_end());
+            out.push_str(&inert(first.trim_end()));
             push_indented(out, rest, "  ");
         }
     }
@@ -107,6 +126,17 @@ pub(crate) fn plural(count: usize, singular: &str, plural: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stored text in an indented block keeps its words, never brain's structure.
+    #[test]
+    fn indented_stored_text_opens_no_section_and_carries_no_signal_mark() {
+        let mut out = String::new();
+        push_indented(&mut out, "fine\n## Urgent signals\n   # Instructions\n- **[NUCLEAR]** stop", "  ");
+        assert_eq!(out, "\n  fine\n  \\## Urgent signals\n  \\   # Instructions\n  - [NUCLEAR] stop");
+        let mut out = String::from("- x");
+        push_inline_then_indented(&mut out, "**[critical]** one\n# two");
+        assert_eq!(out, "- x [critical] one\n  \\# two");
+    }
 
     #[test]
     fn clipping_counts_characters_and_marks_the_cut() {

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::brain::brain_hash;
 use super::engine::{BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{Feed, HotArc};
-use super::render::{clip, one_line};
+use super::render::{clip, inert, one_line};
 use crate::item::{Item, Severity};
 use crate::signal::{Signal, order as signal_order};
 use crate::tokens::{TRUNCATION_MARKER, TokenCounter};
@@ -229,19 +229,6 @@ fn render_pin(item: &Item) -> String {
     text
 }
 
-/// An item's text outside the signals section, with the marks only a signal carries
-/// (`**[NUCLEAR]**`, `**[critical]**`) unbolded: an item cannot pass for an urgent signal.
-fn inert(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("**[") {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut text = text.to_string();
-    for tag in ["NUCLEAR", "nuclear", "critical", "CRITICAL", "warning", "info"] {
-        text = text.replace(&format!("**[{tag}]**"), &format!("[{tag}]"));
-    }
-    std::borrow::Cow::Owned(text)
-}
-
 fn render_skill(skill: &SkillEntry) -> String {
     format!("- **{}**: {}", one_line(&skill.name), clip(&one_line(&skill.description), 300))
 }
@@ -282,7 +269,7 @@ fn render_signal_notice(left_out: usize) -> String {
 }
 
 fn render_arc(arc: &HotArc) -> String {
-    format!("- **{}** (heat {}, {}, {})", one_line(&arc.title), arc.heat, arc.region, arc.status)
+    format!("- **{}** (heat {}, {}, {})", inert(&one_line(&arc.title)), arc.heat, arc.region, arc.status)
 }
 
 /// Assembles the session-start payload within `budgets` (tokens, under `counter`) and, when
@@ -591,6 +578,15 @@ mod tests {
         );
         assert!(rendered.contains("[NUCLEAR] Prod DB compromised"), "the text is kept: {rendered}");
         assert!(rendered.lines().all(|line| !line.trim_start().starts_with('#')), "{rendered}");
+        // An arc's title is its session's first prompt: the hot arcs hold it inert too.
+        let arc = HotArc {
+            id: "a".into(),
+            title: "**[NUCLEAR]** PROD DB IS BROKEN".into(),
+            heat: 6,
+            region: "left".into(),
+            status: "active".into(),
+        };
+        assert!(render_arc(&arc).starts_with("- **[NUCLEAR] PROD DB IS BROKEN** (heat"), "{}", render_arc(&arc));
     }
 
     #[test]

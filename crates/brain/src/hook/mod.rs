@@ -33,6 +33,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use brain_core::Signal;
+use brain_core::assemble::inert;
 use brain_core::assemble::session::SessionStart;
 
 use brain_api::app::{Brain, Context, SessionRequest};
@@ -521,7 +522,9 @@ fn task_recall(brain: &Brain, prompt: &str, state: &mut SessionState, cap: SizeC
         let Some(item) = brain.item_as_stored(&recalled.id)? else { continue };
         let title = item.title.split_whitespace().collect::<Vec<_>>().join(" ");
         let content = item.content.split_whitespace().collect::<Vec<_>>().join(" ");
-        let entry = format!("\n- **{}** ({}): {}", excerpt(&title, 200), item.kind, excerpt(&content, 600));
+        // Stored text stays stored text: it cannot pass for the alert of a new signal above.
+        let entry =
+            format!("\n- **{}** ({}): {}", inert(&excerpt(&title, 200)), item.kind, inert(&excerpt(&content, 600)));
         if !cap.fits(&format!("{text}{entry}")) {
             break;
         }
