@@ -59,6 +59,11 @@ pub fn rule_path(host: Host, project_root: &Path) -> PathBuf {
 /// as its `core.worktree`. Anything else (an archive's `.git` file naming any folder) is no
 /// repository: the rule gets no exclude line, and nothing is written there.
 struct GitDirs {
+    /// The top of the worktree: the project root or the nearest folder above it with a
+    /// `.git` (a package of a monorepo has its own `.brain.toml`, not its own `.git`).
+    top: PathBuf,
+    /// The project root below `top` (empty when it is the top).
+    prefix: PathBuf,
     own: PathBuf,
     common: PathBuf,
     /// The folder below which no component of the way to `info/exclude` may be a link: the
@@ -68,10 +73,19 @@ struct GitDirs {
 }
 
 fn git_dirs(project_root: &Path) -> Option<GitDirs> {
-    let dot = project_root.join(".git");
-    let metadata = std::fs::symlink_metadata(&dot).ok()?;
+    let (top, metadata) = project_root
+        .ancestors()
+        .find_map(|folder| Some((folder, std::fs::symlink_metadata(folder.join(".git")).ok()?)))?;
+    let prefix = project_root.strip_prefix(top).ok()?.to_path_buf();
+    let dot = top.join(".git");
     if metadata.is_dir() {
-        return Some(GitDirs { own: dot.clone(), common: dot, no_links_below: project_root.to_path_buf() });
+        return Some(GitDirs {
+            top: top.to_path_buf(),
+            prefix,
+            own: dot.clone(),
+            common: dot,
+            no_links_below: top.to_path_buf(),
+        });
     }
     if !metadata.is_file() {
         return None;
@@ -79,12 +93,18 @@ fn git_dirs(project_root: &Path) -> Option<GitDirs> {
     let (own, common) = match brain_api::config::folders::linked_git_dir(&dot) {
         Some(linked) => (linked.own, linked.common),
         None => {
-            let own = submodule_git_dir(&dot, project_root)?;
+            let own = submodule_git_dir(&dot, top)?;
             (own.clone(), own)
         }
     };
     // Only a folder that is a repository's gets an exclude line.
-    common.join("HEAD").is_file().then(|| GitDirs { own, no_links_below: common.clone(), common })
+    common.join("HEAD").is_file().then(|| GitDirs {
+        top: top.to_path_buf(),
+        prefix,
+        own,
+        no_links_below: common.clone(),
+        common,
+    })
 }
 
 /// The git folder of the submodule whose `.git` file is `dot_git`, when that folder's
@@ -121,6 +141,24 @@ impl GitDirs {
     fn exclude(&self) -> PathBuf {
         self.common.join("info").join("exclude")
     }
+
+    /// The rule's path from the top of the worktree, `/`-separated: its exclude line.
+    fn exclude_line(&self, relative: &str) -> String {
+        let mut line = String::new();
+        for part in self.prefix.components() {
+            line.push('/');
+            line.push_str(&part.as_os_str().to_string_lossy());
+        }
+        format!("{line}/{relative}")
+    }
+}
+
+/// Whether the rule of `host` is in its repository's exclude list (the note `brain hook
+/// install` gives says so only when it is).
+pub fn excluded_from_git(host: Host, project_root: &Path) -> bool {
+    let (Some(git), Some(relative)) = (git_dirs(project_root), relative_path(host)) else { return false };
+    let line = git.exclude_line(relative);
+    std::fs::read_to_string(git.exclude()).is_ok_and(|text| text.lines().any(|existing| existing.trim() == line))
 }
 
 /// Refuses when the rule or the exclude list would be written through a link in the
@@ -130,7 +168,10 @@ pub fn refuse_links(host: Host, project_root: &Path) -> BrainResult<()> {
 }
 
 fn refuse_links_in(host: Host, project_root: &Path, git: Option<&GitDirs>) -> BrainResult<()> {
-    repo_files::refuse_links(project_root, &rule_path(host, project_root))?;
+    // From the top of the worktree: a link on the way down to the project root leads the
+    // rule out of the repository as surely as one below it.
+    let top = git.map_or(project_root, |dirs| dirs.top.as_path());
+    repo_files::refuse_links(top, &rule_path(host, project_root))?;
     match git {
         // The whole way to the exclude list, inside the root or not: a linked git folder is
         // canonical, so no link lies above `no_links_below`, and none may lie below it.
@@ -155,25 +196,33 @@ fn shared_by_git(host: Host, project_root: &Path, git: Option<&GitDirs>) -> Opti
             return Some(format!("git tracks a file named {name} (it is in the index)"));
         }
     }
+    // Every `.gitignore` from the top of the worktree down to the rule's folder.
+    let (top, prefix) = git.map_or((project_root, Path::new("")), |dirs| (dirs.top.as_path(), dirs.prefix.as_path()));
     let mut folder = PathBuf::new();
     let mut folders = vec![PathBuf::new()];
-    for part in Path::new(relative).parent()?.components() {
+    for part in prefix.components().chain(Path::new(relative).parent()?.components()) {
         folder.push(part);
         folders.push(folder.clone());
     }
+    let relative = prefix.join(relative).to_string_lossy().into_owned();
+    let relative = relative.as_str();
     for folder in folders {
-        let path = project_root.join(&folder).join(".gitignore");
+        let path = top.join(&folder).join(".gitignore");
         let mut text = String::new();
         let Ok(file) = std::fs::File::open(&path) else { continue };
         if file.take(1 << 20).read_to_string(&mut text).is_err() {
             continue;
         }
+        // The rule's path as this `.gitignore` reads it: from its own folder.
+        let here = Path::new(relative)
+            .strip_prefix(&folder)
+            .map_or(relative.to_string(), |p| p.to_string_lossy().into_owned());
         for line in text.lines().map(str::trim) {
             let Some(pattern) = line.strip_prefix('!') else { continue };
             let pattern = pattern.trim_start_matches('/');
             let wild = pattern.contains(['*', '?', '[']);
-            let names_it = relative.ends_with(pattern.trim_end_matches('/'))
-                || relative.starts_with(pattern.trim_end_matches('/'))
+            let names_it = here.ends_with(pattern.trim_end_matches('/'))
+                || here.starts_with(pattern.trim_end_matches('/'))
                 || pattern.contains(&name);
             if wild || names_it {
                 return Some(format!(
@@ -230,7 +279,31 @@ pub enum RuleOutcome {
 /// Writes the rule for `text` under `project_root` when it is missing (`create`) or is brain's
 /// and holds something else; excludes it from git.
 pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> BrainResult<RuleOutcome> {
+    write_with_env(host, project_root, text, create, &|name| std::env::var_os(name))
+}
+
+/// [`write`] with the environment `env` (where Cline's own folder is).
+fn write_with_env(
+    host: Host,
+    project_root: &Path,
+    text: &str,
+    create: bool,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> BrainResult<RuleOutcome> {
     let path = rule_path(host, project_root);
+    if is_global_rules_folder_of(host, project_root, env) {
+        // A rule brain wrote there before shadowed every project's: it is taken back.
+        if is_managed(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
+        return Err(BrainError::user_with_hint(
+            format!(
+                "{} was not written: Cline reads that folder's rules as global ones, for every project",
+                path.display()
+            ),
+            "start Cline in a project's folder; the hooks and MCP still give the memory here",
+        ));
+    }
     let rendered = render(host, text);
     match head(&path) {
         Some(existing) if !existing.contains(MARKER) => return Ok(RuleOutcome::NotOurs),
@@ -259,6 +332,26 @@ pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> Brain
     Ok(RuleOutcome::Written)
 }
 
+/// Whether the rule of `host` under `project_root` would land in the host's own folder of
+/// global rules (`env`: the environment): Cline's `$CLINE_DIR/rules` (`~/.cline/rules`), reached when a task runs in
+/// the home folder (a project root falls back to the folder itself, or a dotfiles
+/// repository). The working memory of one project there would reach every project's tasks
+/// and hide their own rule of the same name.
+fn is_global_rules_folder_of(
+    host: Host,
+    project_root: &Path,
+    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
+    if host != Host::Cline {
+        return false;
+    }
+    let set = |name: &str| env(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+    let Some(own) = set("CLINE_DIR").or_else(|| set("HOME").map(|home| home.join(".cline"))) else { return false };
+    let canonical = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
+    let here = canonical(project_root.to_path_buf()).join(".cline");
+    canonical(here) == canonical(own)
+}
+
 /// Whether there is a rule brain wrote that [`remove`] would remove; a rule reached through
 /// a link in the repository is refused (it is not the project's to remove).
 pub fn managed_rule(host: Host, project_root: &Path) -> BrainResult<bool> {
@@ -283,10 +376,11 @@ pub fn remove(host: Host, project_root: &Path) -> BrainResult<bool> {
 /// Adds the rule to the repository's `info/exclude` (a local ignore list git never shares),
 /// once.
 fn exclude_from_git(host: Host, git: Option<&GitDirs>) {
-    let Some(exclude) = git.map(GitDirs::exclude) else { return };
+    let Some(git) = git else { return };
+    let exclude = git.exclude();
     let current = std::fs::read_to_string(&exclude).unwrap_or_default();
     let Some(relative) = relative_path(host) else { return };
-    let line = format!("/{relative}");
+    let line = git.exclude_line(relative);
     if current.lines().any(|existing| existing.trim() == line) {
         return;
     }
@@ -395,6 +489,74 @@ mod tests {
         assert_eq!(write(Host::Cline, &feature, "private memory", true).unwrap(), RuleOutcome::Written);
         let exclude = std::fs::read_to_string(main.join(".git/info/exclude")).unwrap();
         assert!(exclude.contains("/.cline/rules/brain-working-memory.md"), "{exclude}");
+    }
+
+    /// A hostile review: a package of a monorepo with its own `.brain.toml` is a project
+    /// root without a `.git`; the rule got no exclude line, and `git add -A` shared the
+    /// working memory (global pins included). The worktree above it is found, the exclude
+    /// line names the rule's path from its top, and its `.gitignore` negations are read on
+    /// the whole way down.
+    #[test]
+    fn a_project_root_below_the_top_of_its_repository_gets_its_exclude_line_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let app = repo.join("packages/app");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(&app).unwrap();
+        assert!(!excluded_from_git(Host::Cline, &app));
+        assert_eq!(write(Host::Cline, &app, "private memory", true).unwrap(), RuleOutcome::Written);
+        let exclude = std::fs::read_to_string(repo.join(".git/info/exclude")).unwrap();
+        assert_eq!(exclude, "/packages/app/.cline/rules/brain-working-memory.md\n");
+        assert!(excluded_from_git(Host::Cline, &app));
+        assert!(!app.join(".git").exists(), "nothing written in the package but the rule");
+
+        // A negation in the package's own `.gitignore`, read from its folder.
+        std::fs::write(app.join(".gitignore"), "!.cursor/\n").unwrap();
+        let err = write(Host::Cursor, &app, "private memory", true).unwrap_err().to_string();
+        assert!(err.contains("un-ignores"), "{err}");
+        // A link between the top and the project root leads the rule out of the repository.
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&outside, repo.join("linked")).unwrap();
+            assert!(write(Host::Cline, &repo.join("linked"), "private memory", true).is_err());
+            assert!(!outside.join(".cline").exists());
+        }
+    }
+
+    /// A hostile review: a Cline task run in the home folder wrote the working memory into
+    /// `~/.cline/rules/`, Cline's global rules, read by every project's tasks.
+    #[test]
+    fn clines_rule_never_goes_into_clines_own_folder_of_global_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        let env = |home: PathBuf, cline: Option<PathBuf>| {
+            move |name: &str| match name {
+                "HOME" => Some(home.clone().into_os_string()),
+                "CLINE_DIR" => cline.clone().map(PathBuf::into_os_string),
+                _ => None,
+            }
+        };
+        assert!(is_global_rules_folder_of(Host::Cline, &home, &env(home.clone(), None)));
+        assert!(!is_global_rules_folder_of(Host::Cursor, &home, &env(home.clone(), None)));
+        assert!(!is_global_rules_folder_of(Host::Cline, &home.join("project"), &env(home.clone(), None)));
+        // `$CLINE_DIR` moves Cline's folder: the home's `.cline` is then a project's.
+        let moved = dir.path().join("elsewhere/.cline");
+        assert!(!is_global_rules_folder_of(Host::Cline, &home, &env(home.clone(), Some(moved.clone()))));
+        assert!(is_global_rules_folder_of(Host::Cline, &dir.path().join("elsewhere"), &env(home.clone(), Some(moved))));
+
+        // What `write` does there: nothing written, and a rule brain left before taken back.
+        let rules = home.join(".cline/rules");
+        std::fs::create_dir_all(&rules).unwrap();
+        std::fs::write(rule_path(Host::Cline, &home), render(Host::Cline, "old memory")).unwrap();
+        let user_rule = rules.join("mine.md");
+        std::fs::write(&user_rule, "my rule").unwrap();
+        let err = write_with_env(Host::Cline, &home, "memory", true, &env(home.clone(), None)).unwrap_err();
+        assert!(err.to_string().contains("global"), "{err}");
+        assert!(!rule_path(Host::Cline, &home).exists());
+        assert_eq!(std::fs::read_to_string(&user_rule).unwrap(), "my rule");
     }
 
     /// Hostile review of setup, finding 4: an archive's `.git` file naming a folder whose

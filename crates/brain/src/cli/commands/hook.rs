@@ -356,7 +356,13 @@ fn write_rule(context: &Context, host: Host, dry_run: bool) -> String {
         Ok(rule::RuleOutcome::NotOurs) => {
             format!("{} exists and was not written by brain: left alone", path.display())
         }
-        Ok(_) => format!("wrote the working memory to {} (kept current by the hooks; git-excluded)", path.display()),
+        Ok(_) if rule::excluded_from_git(host, &root) => {
+            format!("wrote the working memory to {} (kept current by the hooks; git-excluded)", path.display())
+        }
+        Ok(_) => format!(
+            "wrote the working memory to {} (kept current by the hooks; not in a git repository)",
+            path.display()
+        ),
         Err(err) => format!("could not write {}: {err}", path.display()),
     }
 }
