@@ -260,6 +260,7 @@ impl Brain {
         };
         caller.require_write(&scope)?;
         refuse_vault_source(draft.source.as_deref())?;
+        refuse_store_owned(&draft, true)?;
         draft.scope = Some(scope.to_string());
         draft.status = Some(self.agent_status(caller, &scope, draft.status.as_deref())?.to_string());
         self.remember(draft, source)
@@ -282,6 +283,7 @@ impl Brain {
         expected_version: Option<u64>,
     ) -> BrainResult<Item> {
         refuse_vault_source(draft.source.as_deref())?;
+        refuse_store_owned(draft, false)?;
         let approves =
             draft.status.as_deref().and_then(|status| status.trim().parse::<Status>().ok()) == Some(Status::Approved);
         self.edit_guarded(id, draft, expected_version, &caller.change_guard(self.review_rule(), approves))
@@ -411,6 +413,43 @@ impl Brain {
     ) -> BrainResult<brain_core::assemble::session::SessionStart> {
         caller.require_read(&self.project_scope())?;
         self.session_start(request)
+    }
+}
+
+/// The fields the store keeps for itself: an item's id, its use bookkeeping, its counters
+/// and its version. An API caller that set them made an item "recently used" for good, or
+/// pushed a version past the largest sync carries, which stopped every client's sync for
+/// good (a hostile review). Refused, naming the field; `brain import` keeps them, for the
+/// user's own exports.
+pub fn refuse_store_owned(draft: &ItemDraft, new: bool) -> BrainResult<()> {
+    refuse_fields(&[
+        ("id", new && draft.id.is_some()),
+        ("last_accessed_at", draft.last_accessed_at.is_some()),
+        ("access_count", draft.access_count.is_some()),
+        ("review_count", draft.review_count.is_some()),
+        ("tokens", draft.tokens.is_some()),
+        ("version", draft.version.is_some()),
+    ])
+}
+
+/// The clock's fields of a draft (`created_at`, `updated_at`, `review_due_at`), refused
+/// where a write may not name its clock (a server on the wall clock: see `?now=`): a write
+/// dated 9999 came first in every newest-first list, and a signal dated so never went stale.
+pub fn refuse_dated(draft: &ItemDraft) -> BrainResult<()> {
+    refuse_fields(&[
+        ("created_at", draft.created_at.is_some()),
+        ("updated_at", draft.updated_at.is_some()),
+        ("review_due_at", draft.review_due_at.is_some()),
+    ])
+}
+
+fn refuse_fields(set: &[(&str, bool)]) -> BrainResult<()> {
+    match set.iter().find(|(_, given)| *given) {
+        Some((field, _)) => Err(BrainError::user(format!(
+            "{field} is kept by the store and cannot be set by this write: leave it out (an edit's version goes \
+             in If-Match)"
+        ))),
+        None => Ok(()),
     }
 }
 

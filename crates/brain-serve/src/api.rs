@@ -130,10 +130,22 @@ pub async fn brain(
         budgets: [overrides.token_budget, overrides.layer0, overrides.layer1, overrides.layer2],
         generation: state.generation().await?,
     };
+    // A document whose clock or budgets the caller chose is assembled for it alone: neither
+    // cached (a run of chosen clocks would push the shared documents out) nor behind the
+    // one assembly lock (where each would make every other client wait its turn).
+    let chosen = params.now.is_some() || key.budgets.iter().any(Option::is_some);
     let document = match state.cached_document(&key) {
         Some(document) => {
             state.metrics.cache_hit();
             document
+        }
+        None if chosen => {
+            state.metrics.cache_miss();
+            let document = state
+                .pool
+                .run(project, now, move |brain| brain.brain_document(&brain.brain_options(&overrides)))
+                .await?;
+            CachedDocument { body: Bytes::from(to_json(&document)?), brain_hash: document.brain_hash.clone() }
         }
         None => {
             // One assembly at a time; whoever waited may find the document ready.
@@ -384,6 +396,9 @@ pub async fn create_item(
 ) -> Result<Response, ApiError> {
     let project = state.project(params.project.as_deref())?;
     let now = state.clock(params.now.as_deref())?;
+    if !state.may_set_clock(&axum::http::Method::POST) {
+        brain_api::policy::refuse_dated(&draft)?;
+    }
     let item = state.pool.run(project, now, move |brain| brain.remember_for(&caller, draft, "api")).await?;
     let mut response = item_response(StatusCode::CREATED, &item)?;
     if let Ok(location) = HeaderValue::from_str(&format!("/api/v2/items/{}", item.id)) {
@@ -422,6 +437,9 @@ pub async fn patch_item(
 ) -> Result<Response, ApiError> {
     let now = state.clock(params.now.as_deref())?;
     let expected = if_match(&headers)?;
+    if !state.may_set_clock(&axum::http::Method::PATCH) {
+        brain_api::policy::refuse_dated(&draft)?;
+    }
     let item = state
         .pool
         .run(state.default_project.clone(), now, move |brain| brain.edit_for(&caller, &id, &draft, expected))

@@ -643,7 +643,6 @@ impl BrainMcp {
                 target: params.target,
                 key: params.key,
             };
-            let location = brain_vault::Location::resolve(brain, None, None)?;
             let project = brain_core::Scope::Project(brain.project().to_string());
             let authorize = |scope: &brain_core::Scope| {
                 brain.authorize_mark_for(caller, scope)?;
@@ -655,6 +654,18 @@ impl BrainMcp {
                     })
                 }
             };
+            if over_http {
+                // As `POST /api/v2/markers`: the grant first, and a missing vault said without
+                // its path (the server's folders are not a token holder's to learn).
+                authorize(&if request.arc.is_none() { brain_core::Scope::Global } else { project.clone() })?;
+                if !brain_vault::vault_path(brain, None).is_dir() {
+                    return Err(BrainError::user_with_hint(
+                        "this server has no vault to write to",
+                        "initialise it on the server with `brain vault init` (or set [vault] path)",
+                    ));
+                }
+            }
+            let location = brain_vault::Location::resolve(brain, None, None)?;
             let outcome = brain_vault::mark(brain, &location, &request, now, &authorize)?;
             Ok(vec![json_text(&serde_json::to_value(&outcome).map_err(|err| BrainError::internal(err.to_string()))?)])
         })

@@ -13,6 +13,7 @@
 //! item into `NotFound`; the rules of sync (`tx/sync.rs`). Backends supply row operations.
 
 use brain_core::assemble::ItemMeta;
+use brain_core::item::MAX_VERSION;
 use brain_core::{Item, Scope};
 
 use crate::{StoreError, StoreResult, TokenRecord, VaultFileRecord, pg, sqlite};
@@ -87,6 +88,9 @@ impl<'c> WriteTx<'c> {
         {
             return Err(StoreError::Conflict { id: item.id.clone(), expected, actual: current.version });
         }
+        if current.version >= MAX_VERSION {
+            return Err(version_exhausted(&item.id));
+        }
         let mut written = item.clone();
         written.version = current.version + 1;
         let replaced = dispatch!(&mut self.backend, tx => tx.replace(&written, current.version))?;
@@ -100,6 +104,10 @@ impl<'c> WriteTx<'c> {
 
     /// Erases an item for good. Returns whether it existed.
     pub fn delete(&mut self, id: &str) -> StoreResult<bool> {
+        // Its tombstone takes the next version.
+        if self.require(id).is_ok_and(|current| current.version >= MAX_VERSION) {
+            return Err(version_exhausted(id));
+        }
         dispatch!(&mut self.backend, tx => tx.delete(id))
     }
 
@@ -259,5 +267,17 @@ impl<'c> ReadTx<'c> {
             ReadBackend::Sqlite(tx) => tx.items_after(after, limit),
             ReadBackend::Postgres(tx) => tx.items_after(after, limit),
         }
+    }
+}
+
+/// An item at the largest version sync carries (2^53 − 1, JSON's exact integers; only an
+/// import can bring one there) is not changed again: a version past it would stop every
+/// sync client.
+fn version_exhausted(id: &str) -> StoreError {
+    StoreError::Unstorable {
+        id: id.to_string(),
+        detail: format!(
+            "its version is the largest sync carries ({MAX_VERSION}); export it, then import it as a new item"
+        ),
     }
 }

@@ -85,6 +85,30 @@ fn a_stale_version_is_a_conflict_and_changes_nothing() {
     assert_eq!(f.store.get(&original.id).unwrap().unwrap().title, "theirs");
 }
 
+/// An item at the largest version sync carries (only an import brings one there) is not
+/// changed or erased again: the next version, or its tombstone's, would stop every sync
+/// client (a hostile review pushed one there and wedged them all).
+#[test]
+fn an_item_at_the_largest_version_is_neither_changed_nor_erased() {
+    let f = fixture();
+    let mut top = item(1, "top", "x");
+    top.version = brain_core::item::MAX_VERSION;
+    f.store.insert(&top).unwrap();
+    top.title = "changed".into();
+    let err = f.store.write(|tx| tx.update(&top, None)).unwrap_err();
+    assert!(matches!(err, StoreError::Unstorable { .. }) && err.to_string().contains("largest"), "{err}");
+    let err = f.store.write(|tx| tx.delete(&top.id)).unwrap_err();
+    assert!(matches!(err, StoreError::Unstorable { .. }), "{err}");
+    let stored = f.store.get(&top.id).unwrap().unwrap();
+    assert_eq!((stored.title.as_str(), stored.version), ("top", brain_core::item::MAX_VERSION));
+    // One below it: the last change there is.
+    let mut below = item(2, "below", "x");
+    below.version = brain_core::item::MAX_VERSION - 1;
+    f.store.insert(&below).unwrap();
+    assert_eq!(f.store.write(|tx| tx.update(&below, None)).unwrap().version, brain_core::item::MAX_VERSION);
+    assert!(f.store.write(|tx| tx.update(&below, None)).is_err());
+}
+
 #[test]
 fn a_failed_batch_leaves_the_store_unchanged() {
     let f = fixture();

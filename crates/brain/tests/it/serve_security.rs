@@ -1202,6 +1202,78 @@ fn a_write_cannot_choose_its_date_on_a_server_on_the_wall_clock() {
     assert!(log.lines().count() == 1 && !log.contains("9999"), "a read on the server's clock is a use: {log}");
 }
 
+/// A fourth hostile review: row 11's refusal had two ways round it — the key encoded
+/// (`?%6Eow=9999…`, which the routes decode to `now`) and the fields the store keeps set in
+/// the body (`created_at`, `last_accessed_at`, `access_count`…: an item first in every list,
+/// a warning never stale) — and a `version` of 2^53 − 1 in a write token's POST, edited
+/// once, stopped every sync client for good. All refused, nothing written. Also: MCP
+/// `brain_mark` told any token holder the server's vault path before checking its grant.
+#[test]
+fn a_write_sets_nothing_the_store_keeps_and_names_no_clock_however_encoded() {
+    const WRITER: &str = "demo-writer-secret-0123456789";
+    const READER: &str = "demo-reader-secret-0123456789";
+    let env = Env::new();
+    std::fs::write(
+        env.home.join("config.toml"),
+        format!(
+            "[[serve.tokens]]\nname = \"writer\"\ntoken = \"{WRITER}\"\nwrite = [\"project/demo\"]\n\n\
+             [[serve.tokens]]\nname = \"reader\"\ntoken = \"{READER}\"\nread = [\"project/demo\"]\n"
+        ),
+    )
+    .unwrap();
+    let server = Server::start_on_wall_clock(&env);
+    let bearer = format!("Bearer {WRITER}");
+    let send = |method: &str, path: &str, body: serde_json::Value| {
+        let body = body.to_string();
+        server.request(method, path, &[("Authorization", &bearer), ("Content-Type", "application/json")], Some(&body))
+    };
+    for key in ["%6Eow", "n%6Fw", "%6E%6F%77"] {
+        let dated =
+            send("POST", &format!("/api/v2/items?project=demo&{key}=9999-01-01T00:00:00Z"), json!({"title": "Dated"}));
+        assert_eq!(dated.status, 400, "{key}: {}", dated.text());
+        assert!(dated.text().contains("now is honoured on reads only"), "{}", dated.text());
+    }
+    let future = "9999-01-01T00:00:00Z";
+    for (field, value) in [
+        ("id", json!("mem_7ZZZZZZZZZZZZZZZZZZZZZZZZZ")),
+        ("created_at", json!(future)),
+        ("updated_at", json!(future)),
+        ("last_accessed_at", json!(future)),
+        ("access_count", json!(999_999)),
+        ("review_due_at", json!(future)),
+        ("review_count", json!(9)),
+        ("version", json!(9_007_199_254_740_991_u64)),
+    ] {
+        let mut body = json!({"title": "Forged", "kind": "signal", "severity": "warning"});
+        body[field] = value;
+        let refused = send("POST", "/api/v2/items?project=demo", body);
+        assert_eq!(refused.status, 400, "{field}: {}", refused.text());
+        assert!(refused.text().contains(field), "{field}: {}", refused.text());
+    }
+    assert!(!server.get("/api/v2/items?project=demo").text().contains("Forged"), "nothing was written");
+    let created = send("POST", "/api/v2/items?project=demo", json!({"title": "Plain"}));
+    assert_eq!(created.status, 201, "{}", created.text());
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    for (field, value) in [("updated_at", json!(future)), ("access_count", json!(5)), ("version", json!(7))] {
+        let mut body = json!({"importance": 4});
+        body[field] = value;
+        let refused = send("PATCH", &format!("/api/v2/items/{id}"), body);
+        assert_eq!(refused.status, 400, "{field}: {}", refused.text());
+    }
+    let stored = env.json(&["show", &id]);
+    assert_eq!((stored["version"].as_u64(), stored["importance"].as_u64()), (Some(1), Some(3)), "{stored}");
+
+    // No vault on this server: MCP brain_mark says so without its path, after the grant.
+    let home = env.home.display().to_string();
+    for token in [READER, WRITER] {
+        let mut mcp = McpHttp::connect(&server, token);
+        let err = mcp
+            .call("brain_mark", json!({"type": "lesson", "text": "x", "arc": "2026-11-20-a-aaaaaaaaaaaa"}))
+            .unwrap_err();
+        assert!(!err.contains(&home) && !err.contains("/vault"), "{err}");
+    }
+}
+
 /// `write_policy = "draft"` is a barrier for tokens, not a default: a write token works on
 /// drafts only — it cannot approve one (REST, MCP), store one approved, or change, deprecate,
 /// supersede, archive or push over an approved item — and a token with the review grant on
