@@ -58,6 +58,9 @@ pub async fn push(
     Body(request): Body<PushRequest>,
 ) -> Result<Response, ApiError> {
     let now = state.clock(params.now.as_deref())?;
+    if !state.may_set_clock(&axum::http::Method::POST) {
+        refuse_future_dates(&request, now)?;
+    }
     let results = state
         .pool
         .run(state.default_project.clone(), now, move |brain| {
@@ -68,6 +71,35 @@ pub async fn push(
     let body = serde_json::to_vec(&PushResponse { results })
         .map_err(|err| BrainError::internal(format!("cannot serialize the response: {err}")))?;
     Ok(json(StatusCode::OK, body))
+}
+
+/// How far ahead of the server's clock a pushed item's times may be: machines' clocks differ.
+const PUSH_CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
+
+/// A pushed item's times come from the machine that wrote it; on a server on the wall clock
+/// none may lie more than a day after the server's `now`, as no write through the items
+/// routes may name its date (an item dated 9999 came first in every newest-first list, a
+/// signal so dated never went stale, an access so dated was "recent" for good).
+fn refuse_future_dates(request: &PushRequest, now: brain_core::Timestamp) -> Result<(), ApiError> {
+    let limit = now.checked_add(PUSH_CLOCK_SKEW).unwrap_or(now);
+    for change in &request.changes {
+        let Some(item) = &change.item else { continue };
+        for (field, at) in [
+            ("created_at", Some(item.created_at)),
+            ("updated_at", Some(item.updated_at)),
+            ("last_accessed_at", item.last_accessed_at),
+        ] {
+            if let Some(at) = at.filter(|at| *at > limit) {
+                return Err(ApiError::bad_request(format!(
+                    "pushed change {}: {field} {} is more than a day after the server's clock ({}); nothing was applied",
+                    brain_core::keeper::text::clip(&change.id, 40),
+                    brain_core::time::format_timestamp(at),
+                    brain_core::time::format_timestamp(now)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// 200 with `{changes, next, more}`: the log after `after` in the scopes the token may

@@ -1262,6 +1262,25 @@ fn a_write_sets_nothing_the_store_keeps_and_names_no_clock_however_encoded() {
     }
     let stored = env.json(&["show", &id]);
     assert_eq!((stored["version"].as_u64(), stored["importance"].as_u64()), (Some(1), Some(3)), "{stored}");
+    // A sync push carries the times of the machine that wrote it: never more than a day
+    // ahead of the server's clock.
+    let mut pushed = created.json();
+    pushed["id"] = json!("mem_01JD5Z8X9Y3K4M6N7P8Q9R0S1T");
+    pushed["title"] = json!("Pushed from the future");
+    let push = |item: &serde_json::Value| {
+        let change = json!({"id": item["id"], "scope": "project/demo", "version": 1, "baseVersion": 0, "item": item});
+        send("POST", "/api/v2/sync/push", json!({"changes": [change]}))
+    };
+    for field in ["created_at", "updated_at", "last_accessed_at"] {
+        let mut dated = pushed.clone();
+        dated[field] = json!(future);
+        let refused = push(&dated);
+        assert_eq!(refused.status, 400, "{field}: {}", refused.text());
+        assert!(refused.text().contains(field), "{}", refused.text());
+    }
+    let accepted = push(&pushed);
+    assert_eq!(accepted.status, 200, "{}", accepted.text());
+    assert_eq!(accepted.json()["results"][0]["status"], "accepted", "{}", accepted.text());
 
     // No vault on this server: MCP brain_mark says so without its path, after the grant.
     let home = env.home.display().to_string();
