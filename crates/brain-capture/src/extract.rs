@@ -450,8 +450,9 @@ fn read_one(
 
 /// Project names of working directories, remembered (SPEC §2.6 where the folder exists here:
 /// `.brain.toml`, the git root's name, the folder's name, and the folder's own project when
-/// that name is tied to other folders (`config::folders`; a capture ties nothing); else the
-/// path's last component).
+/// that name is tied to other folders (`config::folders`; a capture ties nothing); for a
+/// folder that is gone, the project the ties record for it, else the path's last component
+/// checked against the ties the same way).
 pub struct ProjectNames {
     home: PathBuf,
     known: HashMap<String, String>,
@@ -486,8 +487,15 @@ fn project_of_cwd(home: &Path, cwd: &str) -> String {
             return config::folders::tie(home, &name, path, false).project;
         }
     }
+    // A folder gone since its session (a checkout deleted before the capture) keeps the
+    // project the ties recorded for it. Else its name gets what an existing folder's would:
+    // never the name of a project another folder holds.
+    if let Some(project) = config::folders::recorded_project(home, path) {
+        return project;
+    }
     let last = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next().unwrap_or("");
-    config::sanitize_project_name(&redact_str(last))
+    let name = config::sanitize_project_name(&redact_str(last));
+    config::folders::tie(home, &name, path, false).project
 }
 
 #[cfg(test)]
@@ -522,5 +530,29 @@ mod tests {
     fn a_project_is_the_last_component_of_a_foreign_path() {
         assert_eq!(project_of_cwd(Path::new("/nowhere/home"), "/nowhere/at/all/agenticore"), "agenticore");
         assert_eq!(project_of_cwd(Path::new("/nowhere/home"), "/nowhere/My Repo/"), "My-Repo");
+    }
+
+    #[test]
+    fn a_session_of_a_deleted_folder_is_never_filed_under_a_project_another_folder_holds() {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let home = base.join("home");
+        let (holder, recorded, unrecorded) = (base.join("a/acme"), base.join("b/acme"), base.join("c/acme"));
+        for folder in [&home, &holder, &recorded, &unrecorded] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        assert_eq!(config::folders::tie(&home, "acme", &holder, true).project, "acme");
+        let own = config::folders::tie(&home, "acme", &recorded, true).project;
+        assert_ne!(own, "acme");
+        std::fs::remove_dir(&recorded).unwrap();
+        std::fs::remove_dir(&unrecorded).unwrap();
+        let name_of = |folder: &Path| project_of_cwd(&home, folder.to_str().unwrap());
+
+        assert_eq!(name_of(&recorded), own, "the project the ties recorded for the folder");
+        let unrecorded_project = name_of(&unrecorded);
+        assert!(unrecorded_project.starts_with("acme.") && unrecorded_project != own, "{unrecorded_project}");
+        assert_eq!(name_of(&unrecorded), unrecorded_project, "the same own project every time");
+        // A name no folder holds is the folder's, as for a folder that exists.
+        assert_eq!(name_of(&base.join("d/beta")), "beta");
     }
 }

@@ -119,6 +119,35 @@ fn decide(ties: &Ties, name: &str, root: &Path) -> Decision {
     Decision::HeldBy(folders.first().cloned().unwrap_or_default())
 }
 
+/// The project the ties record for the folder `path`, which may be gone (a checkout deleted
+/// before its session was captured): the project of the recorded folder that is `path`
+/// itself or its nearest ancestor, among the folders that are gone too and the project root
+/// the folders still there give (the nearest `.brain.toml` or git root above `path`). A
+/// recorded folder that still exists without being that root is not `path`'s project: a
+/// folder below it would name its own. When several projects record the folder, a name it
+/// shares by a tie comes before a folder's own project (`name.1f2e3d4c`), as for a folder
+/// that exists. `None` when the ties record none of these folders or cannot be read. Reads
+/// the ties without writing anything.
+pub fn recorded_project(home: &Path, path: &Path) -> Option<String> {
+    let ties = load(home).ok()?;
+    let path = real_path(path);
+    let root = root_of(&path);
+    let gone = path.ancestors().take_while(|folder| !folder.exists());
+    gone.chain([root.as_path()]).find_map(|folder| project_recording(&ties, folder))
+}
+
+/// The project whose folders include `folder`, a tie's name before a folder's own project.
+fn project_recording(ties: &Ties, folder: &Path) -> Option<String> {
+    let is_own = |project: &str| project.rsplit_once('.').is_some_and(|(_, suffix)| is_own_suffix(suffix));
+    let mut recording =
+        ties.projects.iter().filter(|(_, folders)| folders.iter().any(|f| f == folder)).map(|(project, _)| project);
+    let first = recording.next()?;
+    if !is_own(first) {
+        return Some(first.clone());
+    }
+    Some(recording.find(|project| !is_own(project)).unwrap_or(first).clone())
+}
+
 /// Ties `name` to the folder of `cwd` (`brain project link`); returns the folders that hold
 /// it. An unreadable ties file is replaced (the error says what it held is gone).
 pub fn link(home: &Path, name: &str, cwd: &Path) -> BrainResult<Vec<PathBuf>> {
@@ -208,8 +237,22 @@ fn add_folder(folders: &mut Vec<PathBuf>, root: PathBuf) {
 /// The folder a project is tied by: the project's root (the nearest `.brain.toml`, else the
 /// git root, else the folder), its real path.
 fn root_of(cwd: &Path) -> PathBuf {
-    let root = super::project_root(cwd);
-    std::fs::canonicalize(&root).unwrap_or(root)
+    real_path(&super::project_root(cwd))
+}
+
+/// The real path of `path` as far as it exists: a folder that is gone keeps its name below
+/// the real path of its nearest ancestor still there, so it is found under the path the ties
+/// recorded for it while it existed.
+fn real_path(path: &Path) -> PathBuf {
+    for existing in path.ancestors() {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return match path.strip_prefix(existing) {
+                Ok(rest) if !rest.as_os_str().is_empty() => real.join(rest),
+                _ => real,
+            };
+        }
+    }
+    path.to_path_buf()
 }
 
 /// A folder's own project: `name.` and the first 8 hex digits of the SHA-256 of the home's
@@ -622,6 +665,54 @@ mod tests {
         let tied = tie(&home, "acme", &victim, true);
         assert_ne!(tied.project, guessed, "{tied:?}");
         assert!(tied.unreadable.as_deref().is_some_and(|why| why.contains(SALT_FILE)), "{tied:?}");
+    }
+
+    #[test]
+    fn a_gone_folder_has_the_project_the_ties_record_for_it_or_its_root() {
+        let base = tempfile::tempdir().unwrap();
+        let home = folder(base.path(), "home");
+        let holder = folder(base.path(), "a/acme");
+        git_repo(&holder, None);
+        let clone = folder(base.path(), "b/acme");
+        git_repo(&clone, Some("https://example.com/someone/acme.git"));
+        let scratch = folder(base.path(), "c/scratch");
+        assert_eq!(tie(&home, "acme", &holder, true).project, "acme");
+        let own = tie(&home, "acme", &clone, true).project;
+        assert_ne!(own, "acme");
+        assert_eq!(tie(&home, "scratch", &scratch, true).project, "scratch");
+        std::fs::remove_dir_all(&clone).unwrap();
+        let files = |home: &Path| {
+            let mut files: Vec<_> = std::fs::read_dir(home)
+                .unwrap()
+                .map(|entry| {
+                    let path = entry.unwrap().path();
+                    let bytes = std::fs::read(&path).unwrap_or_default();
+                    (path, bytes)
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        let before = files(&home);
+
+        // The deleted clone and a folder inside it keep the clone's own project, not the name
+        // the holder's folder holds.
+        assert_eq!(recorded_project(&home, &clone).as_deref(), Some(own.as_str()));
+        assert_eq!(recorded_project(&home, &clone.join("src/bin")).as_deref(), Some(own.as_str()));
+        // A folder gone from a repository still there has that repository's project.
+        assert_eq!(recorded_project(&home, &holder.join("gone/deeper")).as_deref(), Some("acme"));
+        // A recorded folder that is no project root does not claim the folders gone below it.
+        assert_eq!(recorded_project(&home, &scratch.join("victim")), None);
+        assert_eq!(recorded_project(&home, &base.path().join("d/elsewhere")), None);
+        assert_eq!(files(&home), before, "reading the ties writes nothing");
+
+        // A folder also tied to a name by a link has that name, as it would if it existed.
+        link(&home, "acme", &clone).unwrap();
+        assert_eq!(recorded_project(&home, &clone).as_deref(), Some("acme"));
+
+        // Ties that cannot be read record nothing.
+        std::fs::write(home.join(PROJECT_FOLDERS_FILE), "{not json").unwrap();
+        assert_eq!(recorded_project(&home, &clone), None);
     }
 
     #[test]

@@ -123,3 +123,67 @@ fn a_folder_with_an_empty_project_of_its_own_is_told_why_at_session_start() {
     let later = hook(&elsewhere);
     assert!(!later.contains("memory of its own"), "said once it has memory:\n{later}");
 }
+
+/// A clone given a project of its own because another folder holds its name, deleted before
+/// its session is captured: the session stays in the clone's own project, so its prompts do
+/// not reach the memory of the project whose name the clone took.
+#[test]
+fn a_session_of_a_clone_deleted_before_capture_stays_in_the_clones_own_project() {
+    let env = Env::new();
+    let victim = env.dir.path().join("victim");
+    std::fs::create_dir_all(victim.join(".git")).unwrap();
+    env.brain()
+        .current_dir(&victim)
+        .args(["remember", "--kind", "decision", "--title", "Real victim decision", "--content", "x"])
+        .assert()
+        .success();
+    let clone = env.dir.path().join("jobs/victim");
+    std::fs::create_dir_all(clone.join(".git")).unwrap();
+    let start = serde_json::json!({"session_id": "sessA", "cwd": clone, "hook_event_name": "SessionStart"});
+    env.brain().current_dir(&clone).args(["hook", "session-start"]).write_stdin(start.to_string()).assert().success();
+    let tied = env.json(&["project", "list"]);
+    let own = tied.as_object().unwrap().keys().find(|project| project.starts_with("victim.")).cloned();
+    let own = own.unwrap_or_else(|| panic!("the clone has no project of its own: {tied}"));
+
+    // Six prompts three minutes apart, in the clone; then the clone is deleted.
+    let transcript = env.dir.path().join("sessA.jsonl");
+    let lines: Vec<String> = (0..6)
+        .map(|turn| {
+            let prompt =
+                if turn == 0 { "Hostile first prompt from the clone".to_string() } else { format!("step {turn}") };
+            serde_json::json!({
+                "type": "user", "cwd": clone, "sessionId": "sessA",
+                "timestamp": format!("2026-11-21T08:{:02}:00.000Z", turn * 3),
+                "message": {"role": "user", "content": prompt},
+            })
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    std::fs::remove_dir_all(&clone).unwrap();
+    let stop = serde_json::json!({"session_id": "sessA", "cwd": clone, "transcript_path": transcript});
+    env.brain().current_dir(env.dir.path()).args(["hook", "stop"]).write_stdin(stop.to_string()).assert().success();
+
+    let mut projects = Vec::new();
+    for entry in walkdir(&env.home.join("vault/clusters")) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        projects.extend(text.lines().filter_map(|line| line.strip_prefix("project: ")).map(str::to_string));
+    }
+    assert_eq!(projects, [own.as_str()], "the session's arc");
+    env.brain().args(["vault", "scan"]).assert().success();
+    let victims = session_start_in(&env, &victim);
+    assert!(!victims.contains("Hostile first prompt"), "the clone's session reached victim's feed:\n{victims}");
+    let output = env.brain().args(["--project", &own, "session-start", "--format", "text"]).output().unwrap();
+    let clones = String::from_utf8(output.stdout).unwrap();
+    assert!(clones.contains("Hostile first prompt"), "the clone's own feed holds it:\n{clones}");
+}
+
+/// The files below `dir`.
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walkdir(&path)) } else { files.push(path) }
+    }
+    files
+}
