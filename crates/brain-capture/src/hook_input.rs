@@ -116,17 +116,31 @@ pub fn read_input(mut reader: impl Read) -> BrainResult<HookInput> {
     parse_value(&bytes[..end.unwrap_or(bytes.len())])
 }
 
-/// The first JSON value of `bytes` as hook input.
+/// The first JSON value of `bytes` as hook input. Input refused for a lone UTF-16 surrogate
+/// escape (a prompt cut inside an emoji) is read again with it mended.
 fn parse_value(bytes: &[u8]) -> BrainResult<HookInput> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(HookInput::default());
     }
-    match serde_json::Deserializer::from_slice(bytes).into_iter::<ObjectOnly<HookInput>>().next() {
-        None => Ok(HookInput::default()),
-        Some(Ok(ObjectOnly(input))) => Ok(input),
-        Some(Err(err)) if err.is_eof() => Err(BrainError::user("hook input is not hook JSON: it ends mid-value")),
-        Some(Err(err)) => Err(BrainError::user(format!("hook input is not hook JSON: {err}"))),
+    let parsed = match first_object(bytes) {
+        Err(err) => match lenient::mend_lone_surrogates(bytes) {
+            // Mended, the input says what else is wrong with it, if anything.
+            Some(mended) => first_object(&mended),
+            None => Err(err),
+        },
+        parsed => parsed,
+    };
+    match parsed {
+        Ok(input) => Ok(input.unwrap_or_default()),
+        Err(err) if err.is_eof() => Err(BrainError::user("hook input is not hook JSON: it ends mid-value")),
+        Err(err) => Err(BrainError::user(format!("hook input is not hook JSON: {err}"))),
     }
+}
+
+/// The first JSON value of `bytes`, which must be an object; `None` when there is none.
+fn first_object(bytes: &[u8]) -> Result<Option<HookInput>, serde_json::Error> {
+    let first = serde_json::Deserializer::from_slice(bytes).into_iter::<ObjectOnly<HookInput>>().next();
+    first.transpose().map(|input| input.map(|ObjectOnly(input)| input))
 }
 
 /// Finds where the first JSON value of a growing buffer ends, without parsing it: nesting
@@ -254,6 +268,19 @@ mod tests {
         }
         assert!(parse_input(b"").unwrap().session().is_none());
         assert!(parse_input(b" \n\t").unwrap().session().is_none());
+    }
+
+    #[test]
+    fn a_prompt_cut_inside_an_emoji_is_read_with_a_replacement_character() {
+        // Node's JSON.stringify of a prompt cut after the first half of 😀.
+        let input = parse_input(br#"{"session_id":"s","prompt":"deploy now \ud83d","cwd":"/w"}"#).unwrap();
+        assert_eq!(input.prompt.as_deref(), Some("deploy now \u{fffd}"));
+        assert_eq!((input.session(), input.working_dir()), (Some("s"), Some("/w")));
+        let input = read_input(&br#"{"prompt":"\ude00 and \ud83d\ude00"} {"x":1}"#[..]).unwrap();
+        assert_eq!(input.prompt.as_deref(), Some("\u{fffd} and \u{1f600}"));
+        // Input broken otherwise too is refused for what else is wrong.
+        let err = parse_input(br#"{"prompt":"\ud83d" "#).unwrap_err();
+        assert_eq!(err.to_string(), "hook input is not hook JSON: it ends mid-value");
     }
 
     #[test]

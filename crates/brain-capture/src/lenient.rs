@@ -1,6 +1,7 @@
 //! Lenient field readers for JSON written by other programs (hook input, transcripts): a field
 //! of an unexpected type costs that field, never the record, and is skipped without being
-//! kept (`IgnoredAny`, which serde_json walks without recursion).
+//! kept (`IgnoredAny`, which serde_json walks without recursion). A text refused for a lone
+//! UTF-16 surrogate escape is mended and read again ([`mend_lone_surrogates`]).
 
 use std::fmt;
 
@@ -182,6 +183,56 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ObjectOnly<T> 
     }
 }
 
+/// `json` with every lone UTF-16 surrogate escape replaced by `\ufffd` (U+FFFD, the
+/// replacement character), or `None` when it holds none. A surrogate escape (`\ud800` to
+/// `\udfff`) is lone unless it is a high one (`\ud800` to `\udbff`) followed at once by a low
+/// one (`\udc00` to `\udfff`). serde_json refuses a whole document for one lone surrogate, and
+/// Node's `JSON.stringify` writes one for a string cut inside an emoji, so a reader calls this
+/// when a parse fails and reads the mended text again. Escapes are walked from the start, a
+/// backslash and the byte after it at a time, so an escaped backslash followed by `u`
+/// (`\\ud83d`, which is text) is left as it is.
+pub fn mend_lone_surrogates(json: &[u8]) -> Option<Vec<u8>> {
+    let mut mended: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut index = 0;
+    while let Some(offset) = memchr::memchr(b'\\', &json[index..]) {
+        let at = index + offset;
+        let Some(unit) = utf16_escape(json, at) else {
+            // Another escape (`\\`, `\"`, `\n`, …): its second byte is not the start of one.
+            index = (at + 2).min(json.len());
+            continue;
+        };
+        let is_high = (0xD800..=0xDBFF).contains(&unit);
+        let is_low = (0xDC00..=0xDFFF).contains(&unit);
+        if !is_high && !is_low {
+            index = at + 6;
+            continue;
+        }
+        if is_high && utf16_escape(json, at + 6).is_some_and(|next| (0xDC00..=0xDFFF).contains(&next)) {
+            index = at + 12;
+            continue;
+        }
+        let out = mended.get_or_insert_with(|| Vec::with_capacity(json.len()));
+        out.extend_from_slice(&json[copied..at]);
+        out.extend_from_slice(b"\\ufffd");
+        copied = at + 6;
+        index = at + 6;
+    }
+    let mut out = mended?;
+    out.extend_from_slice(&json[copied..]);
+    Some(out)
+}
+
+/// The UTF-16 code unit of the `\uXXXX` escape starting at `at`, when there is one.
+fn utf16_escape(json: &[u8], at: usize) -> Option<u16> {
+    let escape = json.get(at..at + 6)?;
+    let is_escape = escape.starts_with(b"\\u") && escape[2..].iter().all(u8::is_ascii_hexdigit);
+    if !is_escape {
+        return None;
+    }
+    u16::from_str_radix(std::str::from_utf8(&escape[2..]).ok()?, 16).ok()
+}
+
 struct Seed<V>(V);
 
 impl<'de, V: Visitor<'de>> de::DeserializeSeed<'de> for Seed<V> {
@@ -221,5 +272,42 @@ mod tests {
         assert_eq!(p.changes, vec!["/a.rs", "/b.rs"]);
         assert_eq!(probe(r#"{"content": "plain"}"#).content, vec!["plain"]);
         assert_eq!(probe(r#"{"content": {"text": "part"}}"#).content, vec!["part"]);
+    }
+
+    fn mended(json: &str) -> Option<String> {
+        mend_lone_surrogates(json.as_bytes()).map(|bytes| String::from_utf8(bytes).unwrap())
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_are_mended_and_everything_else_kept() {
+        // A string cut inside an emoji: its high surrogate alone, or its low one.
+        assert_eq!(mended(r#"{"prompt":"fix it \ud83d"}"#).as_deref(), Some(r#"{"prompt":"fix it \ufffd"}"#));
+        assert_eq!(mended(r#"{"prompt":"\uDE00 then"}"#).as_deref(), Some(r#"{"prompt":"\ufffd then"}"#));
+        // A high surrogate followed by an escape that is not a low one; then a valid pair.
+        assert_eq!(mended(r#""\ud83d\u0041\ud83d\ude00""#).as_deref(), Some(r#""\ufffd\u0041\ud83d\ude00""#));
+        assert_eq!(mended(r#""\ud83d\ud83d\ude00\ude00""#).as_deref(), Some(r#""\ufffd\ud83d\ude00\ufffd""#));
+        // Nothing to mend: a valid pair, other escapes, an escaped backslash before `ud83d`
+        // (text, not an escape), a cut escape, none at all.
+        for kept in [
+            r#""\ud83d\ude00""#,
+            r#""\u00e9\n\"\/""#,
+            r#""\\ud83d""#,
+            r#""\\\\ud83d \\\"""#,
+            r#""\ud83"#,
+            r#""\"#,
+            "plain",
+            "",
+        ] {
+            assert_eq!(mended(kept), None, "{kept}");
+        }
+        // After an escaped backslash, a real lone escape is still found.
+        assert_eq!(mended(r#""\\\ud83d""#).as_deref(), Some(r#""\\\ufffd""#));
+
+        // What serde_json refused, it reads once mended, with U+FFFD where the cut was.
+        let cut = r#"{"s":"fix it \ud83d"}"#;
+        assert!(serde_json::from_str::<Probe>(cut).is_err());
+        assert_eq!(probe(&mended(cut).unwrap()).s.as_deref(), Some("fix it \u{fffd}"));
+        let pair = r#"{"s":"\ud83d\ude00"}"#;
+        assert_eq!(probe(pair).s.as_deref(), Some("\u{1f600}"));
     }
 }

@@ -80,9 +80,14 @@ struct Manifest {
     cwd: Option<String>,
 }
 
-/// Feeds a whole session document to `accumulator`; false when it is not a JSON object.
+/// Feeds a whole session document to `accumulator`; false when it is not a JSON object. A
+/// document refused for a lone UTF-16 surrogate escape is read again with it mended.
 pub(super) fn document(accumulator: &mut Accumulator, bytes: &[u8]) -> bool {
-    let Ok(ObjectOnly(document)) = serde_json::from_slice::<ObjectOnly<Document>>(bytes) else {
+    let parsed = serde_json::from_slice::<ObjectOnly<Document>>(bytes).ok().or_else(|| {
+        let mended = lenient::mend_lone_surrogates(bytes)?;
+        serde_json::from_slice::<ObjectOnly<Document>>(&mended).ok()
+    });
+    let Some(ObjectOnly(document)) = parsed else {
         return false;
     };
     for message in document.messages.unwrap_or_default() {

@@ -16,8 +16,10 @@
 //! engine.
 //!
 //! Bad input is never fatal: a line that is not JSON, a record of an unknown type or a last
-//! line cut short by a writer still at work is skipped and counted. Every string that leaves
-//! this module has been through the redactor and is bounded in length.
+//! line cut short by a writer still at work is skipped and counted; a line refused only for a
+//! lone UTF-16 surrogate escape (a text cut inside an emoji) is read with U+FFFD in its
+//! place. Every string that leaves this module has been through the redactor and is bounded
+//! in length.
 //!
 //! Bounded whatever the file holds: only a regular file is opened (a FIFO, a device, a
 //! directory — also through a symlink — is refused without blocking), a line longer than
@@ -45,6 +47,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::Host;
+use crate::lenient;
 
 /// Joy and error markers count at most this many messages per session (the reference cap).
 pub const MARKER_CAP: u32 = 50;
@@ -540,16 +543,11 @@ impl Accumulator {
         if text.is_empty() {
             return true;
         }
-        let parsed = match self.host {
-            Host::ClaudeCode | Host::Cursor => claude::line(self, text),
-            Host::Codex => codex::line(self, text),
-            Host::Gemini => gemini::line(self, text),
-            Host::Qwen => qwen::line(self, text),
-            Host::Copilot => copilot::line(self, text),
-            Host::OpenCode => opencode::line(self, text),
-            // Read whole by `scan`; a document on one line reads the same.
-            Host::Cline => cline::document(self, text),
-        };
+        // A line refused for a lone UTF-16 surrogate escape (a text cut inside an emoji) is
+        // read again with it mended; the host readers feed nothing from a line they refuse.
+        let parsed = self.host_line(text)
+            || (self.host != Host::Cline
+                && lenient::mend_lone_surrogates(text).is_some_and(|mended| self.host_line(&mended)));
         match parsed {
             true => self.lines.records += 1,
             false if !complete => {
@@ -559,6 +557,20 @@ impl Accumulator {
             false => self.lines.bad_json += 1,
         }
         true
+    }
+
+    /// Feeds one line to its host's reader; false when the reader refuses it.
+    fn host_line(&mut self, text: &[u8]) -> bool {
+        match self.host {
+            Host::ClaudeCode | Host::Cursor => claude::line(self, text),
+            Host::Codex => codex::line(self, text),
+            Host::Gemini => gemini::line(self, text),
+            Host::Qwen => qwen::line(self, text),
+            Host::Copilot => copilot::line(self, text),
+            Host::OpenCode => opencode::line(self, text),
+            // Read whole by `scan` (and mended there); a document on one line reads the same.
+            Host::Cline => cline::document(self, text),
+        }
     }
 
     // The events of the normalised session model, fed by the hosts' readers.
@@ -936,6 +948,31 @@ mod tests {
         let consumed = accumulator.read(std::io::BufReader::with_capacity(7, text.as_bytes())).unwrap();
         assert_eq!(consumed as usize, text.rfind('\n').unwrap() + 1);
         assert_eq!((accumulator.turns, accumulator.lines.truncated), (2, 1));
+    }
+
+    #[test]
+    fn a_line_holding_a_lone_surrogate_escape_is_read_with_a_replacement_character() {
+        // Node's JSON.stringify of a prompt cut after the first half of 😀, in every host's
+        // format; the typed reader and the lenient one both refuse it as it is.
+        let prompts = [
+            (Host::ClaudeCode, r#"{"type":"user","message":{"content":"deploy now \ud83d","extra":[{"a":1}]}}"#),
+            (Host::ClaudeCode, r#"{"type":"user","message":{"content":[{"type":"text","text":"deploy now \ud83d"}]}}"#),
+            (Host::Codex, r#"{"type":"event_msg","payload":{"type":"user_message","message":"deploy now \ud83d"}}"#),
+            (Host::Gemini, r#"{"id":"u1","type":"user","content":[{"text":"deploy now \ud83d"}]}"#),
+            (Host::Qwen, r#"{"type":"user","message":{"role":"user","parts":[{"text":"deploy now \ud83d"}]}}"#),
+            (Host::Copilot, r#"{"type":"user.message","data":{"content":"deploy now \ud83d"}}"#),
+            (Host::OpenCode, r#"{"info":{"role":"user"},"parts":[{"type":"text","text":"deploy now \ud83d"}]}"#),
+            (Host::Cline, r#"{"messages":[{"role":"user","content":"deploy now \ud83d"}]}"#),
+        ];
+        for (host, line) in prompts {
+            let summary = summarize_bytes(host, "s1", format!("{line}\n").as_bytes());
+            assert_eq!((summary.turns, summary.lines.bad_json), (1, 0), "{host:?}: {line}");
+            assert_eq!(summary.first_prompt, "deploy now \u{fffd}", "{host:?}");
+        }
+        // A valid pair and an escaped backslash before `ud83d` are read as they are.
+        let summary =
+            summarize(concat!(r#"{"type":"user","message":{"content":"ship it \ud83d\ude00 \\ud83d \ud83d"}}"#, "\n"));
+        assert_eq!(summary.first_prompt, "ship it \u{1f600} \\ud83d \u{fffd}");
     }
 
     #[test]

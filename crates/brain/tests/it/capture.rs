@@ -388,3 +388,30 @@ fn a_session_in_a_repository_with_an_invalid_project_file_is_not_captured_under_
     let log = std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap();
     assert!(log.contains("no_such_key") && log.contains("the session was not captured"), "{log}");
 }
+
+/// Node's `JSON.stringify` writes a lone UTF-16 surrogate escape (`\ud83d`) for a string cut
+/// inside an emoji. A transcript whose every prompt holds one is captured, with U+FFFD where
+/// the cut was, and a hook input holding one is read.
+#[test]
+fn prompts_cut_inside_an_emoji_are_captured_and_read_by_the_hooks() {
+    let env = Env::new();
+    let transcript = env.dir.path().join("cut.jsonl");
+    let lines: Vec<String> = (0..6)
+        .map(|turn| {
+            format!(
+                r#"{{"type":"user","cwd":"/w/cut","timestamp":"2026-11-21T08:{:02}:00.000Z","message":{{"role":"user","content":"Prompt {turn} cut inside an emoji \ud83d"}}}}"#,
+                turn * 3
+            )
+        })
+        .collect();
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    let stop = serde_json::json!({"session_id": "cut", "cwd": "/w/cut", "transcript_path": transcript});
+    env.brain().args(["hook", "stop"]).write_stdin(stop.to_string()).assert().success().stdout("");
+    let (_, arc) = arc_with(&env, "source_sessions: [cut]");
+    assert!(arc.contains("Prompt 0 cut inside an emoji \u{fffd}"), "{arc}");
+
+    let prompt = r#"{"session_id":"cut","hook_event_name":"UserPromptSubmit","prompt":"deploy now \ud83d"}"#;
+    env.brain().args(["hook", "user-prompt-submit"]).write_stdin(prompt).assert().success();
+    let log = std::fs::read_to_string(env.home.join("logs/hooks.log")).unwrap_or_default();
+    assert!(!log.contains("not hook JSON"), "{log}");
+}
