@@ -318,3 +318,11 @@ impl Store {
         dispatch!(self, store => store.vault_value(key))
     }
 }
+
+/// A stored use or review count as an item holds it: 0 to `u32::MAX`, saturating. Both
+/// backends read it so (one past the largest — a count synced there, then one more access —
+/// wrapped to 0 on SQLite and failed every read of its scope on PostgreSQL), and the access
+/// fold never writes past it.
+pub(crate) fn saturating_count(value: i64) -> u32 {
+    u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+}

@@ -556,7 +556,7 @@ impl PgStore {
                      (array_agg(strength ORDER BY ordinal DESC) FILTER (WHERE strength IS NOT NULL))[1] AS strength \
                      FROM given GROUP BY id), \
                  locked AS (SELECT i.id FROM items i JOIN grouped g ON g.id = i.id ORDER BY i.id FOR UPDATE OF i) \
-                 UPDATE items SET access_count = items.access_count + g.n, last_accessed_at = $1, \
+                 UPDATE items SET access_count = LEAST(items.access_count + g.n, 4294967295), last_accessed_at = $1, \
                      strength = coalesce(g.strength, items.strength) \
                  FROM grouped g WHERE items.id = g.id AND items.id IN (SELECT id FROM locked)",
                 &[&stamp, &ids, &strengths],

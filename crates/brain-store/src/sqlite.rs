@@ -476,7 +476,7 @@ impl SqliteStore {
             let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             {
                 let mut statement = tx.prepare_cached(
-                    "UPDATE items SET access_count = access_count + 1, last_accessed_at = ?1, \
+                    "UPDATE items SET access_count = min(access_count + 1, 4294967295), last_accessed_at = ?1, \
                      strength = coalesce(?2, strength) WHERE id = ?3",
                 )?;
                 let stamp = format_timestamp(now);
@@ -898,9 +898,11 @@ fn row_to_item(row: &Row<'_>, start: usize, path: &Path) -> StoreResult<Item> {
         created_at: time(25)?,
         updated_at: time(26)?,
         last_accessed_at: optional_time(27)?,
-        access_count: integer(28)? as u32,
+        // Counts read saturating: one past the largest (a count pushed there, then one more
+        // access) wrapped to 0 here and failed every read of the scope on PostgreSQL.
+        access_count: crate::saturating_count(integer(28)?),
         review_due_at: optional_time(29)?,
-        review_count: integer(30)? as u32,
+        review_count: crate::saturating_count(integer(30)?),
         tokens: integer(31)? as u32,
         version: integer(32)? as u64,
     })

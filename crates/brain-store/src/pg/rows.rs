@@ -157,9 +157,9 @@ pub(crate) fn row_to_item(row: &Row) -> StoreResult<Item> {
         created_at: get!(25),
         updated_at: get!(26),
         last_accessed_at: get!(27),
-        access_count: count(access_count)?,
+        access_count: crate::saturating_count(access_count),
         review_due_at: get!(29),
-        review_count: count(review_count)?,
+        review_count: crate::saturating_count(review_count),
         tokens: count(tokens)?,
         version: u64::try_from(version).map_err(|_| invalid(format!("version {version} is out of range")))?,
     })

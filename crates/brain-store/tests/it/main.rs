@@ -109,6 +109,25 @@ fn an_item_at_the_largest_version_is_neither_changed_nor_erased() {
     assert!(f.store.write(|tx| tx.update(&below, None)).is_err());
 }
 
+/// A hostile review: an item synced with `access_count` 2^32 − 1, then accessed once, broke
+/// every read of its scope on PostgreSQL (500s on every replica, every sync client stopped)
+/// and wrapped to 0 on SQLite. The count stays at its largest, and reads go on.
+#[test]
+fn a_use_count_at_its_largest_stays_there_and_every_read_goes_on() {
+    let f = fixture();
+    let mut used = item(1, "used", "x");
+    used.access_count = u32::MAX;
+    used.review_count = u32::MAX;
+    f.store.insert(&used).unwrap();
+    let access = brain_store::Access { id: used.id.clone(), strength: None };
+    for at in ["2026-11-22T00:00:00Z", "2026-11-22T00:00:01Z"] {
+        f.store.record_access(std::slice::from_ref(&access), at.parse().unwrap(), None).unwrap();
+    }
+    let read = f.store.get(&used.id).unwrap().unwrap();
+    assert_eq!((read.access_count, read.review_count), (u32::MAX, u32::MAX));
+    assert_eq!(f.store.list(&ItemFilter::default()).unwrap().len(), 1);
+}
+
 #[test]
 fn a_failed_batch_leaves_the_store_unchanged() {
     let f = fixture();
