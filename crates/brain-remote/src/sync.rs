@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use brain_core::item::MAX_VERSION;
-use brain_core::{Item, Scope};
+use brain_core::{Item, Scope, Timestamp};
 use brain_store::{Change, ChangePage, PullOutcome, PushOutcome, StoreError};
 use serde::{Deserialize, Serialize};
 
@@ -298,22 +298,21 @@ pub struct PullResponse {
 /// The pushed item, checked as every write is (`Brain::prepare`: redaction, validation,
 /// token count), and its scope agreeing with the change's.
 fn prepared_change(brain: &Brain, wire: WireChange) -> BrainResult<Change> {
-    brain_core::item::validate_id(&wire.id)
-        .map_err(|err| BrainError::user(format!("pushed change: {}", err.message)))?;
+    brain_core::item::validate_id(&wire.id).map_err(|err| BrainError::user(format!("change: {}", err.message)))?;
     if wire.id.starts_with("mem_v") {
-        return Err(BrainError::user(format!("pushed change {}: vault-derived items do not sync", wire.id)));
+        return Err(BrainError::user(format!("change {}: vault-derived items do not sync", wire.id)));
     }
-    Scope::parse(&wire.scope).map_err(|err| BrainError::user(format!("pushed change {}: {err}", wire.id)))?;
+    Scope::parse(&wire.scope).map_err(|err| BrainError::user(format!("change {}: {err}", wire.id)))?;
     let mut change = wire.into_change();
     if let Some(item) = change.item.as_mut() {
         if item.id != change.id || item.scope.to_string() != change.scope {
             return Err(BrainError::user(format!(
-                "pushed change {}: the item's id and scope must be the change's",
+                "change {}: the item's id and scope must be the change's",
                 change.id
             )));
         }
         brain_api::policy::refuse_vault_source(Some(&item.source))
-            .map_err(|err| BrainError::user(format!("pushed change {}: {err}", change.id)))?;
+            .map_err(|err| BrainError::user(format!("change {}: {err}", change.id)))?;
         brain.prepare(item)?;
     }
     Ok(change)
@@ -582,7 +581,28 @@ fn clip_wire(text: &str) -> String {
 /// (and does move when the answer carries changes or says more follow) and stays within
 /// what a store can count (2^53 − 1, like versions: what a JSON client reads exactly); no
 /// more changes than asked for; each item once; every version within 1 to 2^53 − 1.
-fn check_pull_answer(url: &str, after: u64, limit: usize, answer: &PullResponse) -> BrainResult<()> {
+/// How far ahead of a clock a synced item's times may be: machines' clocks differ.
+const CLOCK_SKEW: Duration = Duration::from_secs(24 * 3600);
+
+/// The first of `item`'s times later than a write on the clock `now` could date it, with
+/// its field: a time more than a day ahead ([`CLOCK_SKEW`]), or a review due later than the
+/// review schedule's longest step from then. Both sides of sync refuse such an item: dated
+/// 9999 it came first in every newest-first list, a signal never went stale, an access was
+/// "recent" for good, a review never fell due.
+pub fn too_late(item: &Item, now: Timestamp) -> Option<(&'static str, Timestamp)> {
+    let limit = now.checked_add(CLOCK_SKEW).unwrap_or(now);
+    let review_limit = brain_api::app::next_review(limit, u32::MAX);
+    [
+        ("created_at", Some(item.created_at), limit),
+        ("updated_at", Some(item.updated_at), limit),
+        ("last_accessed_at", item.last_accessed_at, limit),
+        ("review_due_at", item.review_due_at, review_limit),
+    ]
+    .into_iter()
+    .find_map(|(field, at, limit)| at.filter(|at| *at > limit).map(|at| (field, at)))
+}
+
+fn check_pull_answer(url: &str, after: u64, limit: usize, answer: &PullResponse, now: Timestamp) -> BrainResult<()> {
     let refuse = |what: String| {
         Err(BrainError::internal(format!(
             "brain serve at {url} {what}; nothing of this answer was applied and the cursor stays at {after}"
@@ -616,6 +636,14 @@ fn check_pull_answer(url: &str, after: u64, limit: usize, answer: &PullResponse)
                 clip_wire(&change.id)
             ));
         }
+        if let Some((field, at)) = change.item.as_ref().and_then(|item| too_late(item, now)) {
+            return refuse(format!(
+                "sent item {:?} with {field} {}, later than this machine's clock ({}) lets a write date it",
+                clip_wire(&change.id),
+                brain_core::time::format_timestamp(at),
+                brain_core::time::format_timestamp(now)
+            ));
+        }
     }
     Ok(())
 }
@@ -638,7 +666,7 @@ fn pull(
         budget.pulls += 1;
         budget.bytes = budget.bytes.saturating_add(bytes as u64);
         trace(&format!("pull: answered {} changes", answer.changes.len()));
-        check_pull_answer(remote.base_url(), after, MAX_PULL_CHANGES, &answer)?;
+        check_pull_answer(remote.base_url(), after, MAX_PULL_CHANGES, &answer, brain.now())?;
         let (next, more) = (answer.next, answer.more);
         let mut changes = Vec::with_capacity(answer.changes.len());
         for wire in answer.changes {

@@ -73,30 +73,19 @@ pub async fn push(
     Ok(json(StatusCode::OK, body))
 }
 
-/// How far ahead of the server's clock a pushed item's times may be: machines' clocks differ.
-const PUSH_CLOCK_SKEW: jiff::SignedDuration = jiff::SignedDuration::from_hours(24);
-
 /// A pushed item's times come from the machine that wrote it; on a server on the wall clock
-/// none may lie more than a day after the server's `now`, as no write through the items
-/// routes may name its date (an item dated 9999 came first in every newest-first list, a
-/// signal so dated never went stale, an access so dated was "recent" for good).
+/// none may be later than a write on the server's clock could date it
+/// ([`sync::too_late`]), as no write through the items routes may name its date.
 fn refuse_future_dates(request: &PushRequest, now: brain_core::Timestamp) -> Result<(), ApiError> {
-    let limit = now.checked_add(PUSH_CLOCK_SKEW).unwrap_or(now);
     for change in &request.changes {
         let Some(item) = &change.item else { continue };
-        for (field, at) in [
-            ("created_at", Some(item.created_at)),
-            ("updated_at", Some(item.updated_at)),
-            ("last_accessed_at", item.last_accessed_at),
-        ] {
-            if let Some(at) = at.filter(|at| *at > limit) {
-                return Err(ApiError::bad_request(format!(
-                    "pushed change {}: {field} {} is more than a day after the server's clock ({}); nothing was applied",
-                    brain_core::keeper::text::clip(&change.id, 40),
-                    brain_core::time::format_timestamp(at),
-                    brain_core::time::format_timestamp(now)
-                )));
-            }
+        if let Some((field, at)) = sync::too_late(item, now) {
+            return Err(ApiError::bad_request(format!(
+                "pushed change {}: {field} {} is later than the server's clock ({}) lets a write date it; nothing was applied",
+                brain_core::keeper::text::clip(&change.id, 40),
+                brain_core::time::format_timestamp(at),
+                brain_core::time::format_timestamp(now)
+            )));
         }
     }
     Ok(())

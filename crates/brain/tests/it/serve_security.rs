@@ -1271,7 +1271,7 @@ fn a_write_sets_nothing_the_store_keeps_and_names_no_clock_however_encoded() {
         let change = json!({"id": item["id"], "scope": "project/demo", "version": 1, "baseVersion": 0, "item": item});
         send("POST", "/api/v2/sync/push", json!({"changes": [change]}))
     };
-    for field in ["created_at", "updated_at", "last_accessed_at"] {
+    for field in ["created_at", "updated_at", "last_accessed_at", "review_due_at"] {
         let mut dated = pushed.clone();
         dated[field] = json!(future);
         let refused = push(&dated);

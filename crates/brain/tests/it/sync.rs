@@ -541,13 +541,23 @@ fn a_cursor_or_version_no_server_can_have_is_refused_and_the_cursor_kept() {
         assert_eq!(status(&a)["pulledThrough"], 1);
     }
 
+    let dated = |field: &str, at: &str| {
+        let mut dated = item.clone();
+        dated[field] = serde_json::json!(at);
+        serde_json::json!({"id": id, "scope": "project/demo", "version": 1, "item": dated})
+    };
     // Each number of an answer is checked: a cursor that goes back, "more" without moving,
-    // a page with more changes than asked for, an id twice.
+    // a page with more changes than asked for, an id twice; and each item's dates.
     let cases: Vec<(String, &str)> = vec![
         (pull_page(&[], 0, true), "did not move"),
         (pull_page(&vec![change(1); 1001], 1, false), "1001 changes"),
         (pull_page(&[change(1), change(1)], 2, false), "twice"),
         (pull_page(&[change(0)], 1, false), "version 0"),
+        // A hostile review: items dated far ahead were stored as sent (a signal never went
+        // stale); the server refuses them on push, and the client on pull.
+        (pull_page(&[dated("created_at", "9998-01-01T00:00:00Z")], 1, false), "created_at 9998-01-01"),
+        (pull_page(&[dated("last_accessed_at", "9998-01-01T00:00:00Z")], 1, false), "last_accessed_at 9998"),
+        (pull_page(&[dated("review_due_at", "9998-01-01T00:00:00Z")], 1, false), "review_due_at 9998"),
     ];
     for (answer, says) in cases {
         let fake = FakeSyncServer::start(move |_, _| answer.clone());
