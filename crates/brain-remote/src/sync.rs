@@ -577,10 +577,6 @@ fn clip_wire(text: &str) -> String {
     brain_api::output::escape_controls(&text.chars().take(80).collect::<String>()).into_owned()
 }
 
-/// Checks a pull answer before anything of it is written: a cursor that moves forward
-/// (and does move when the answer carries changes or says more follow) and stays within
-/// what a store can count (2^53 − 1, like versions: what a JSON client reads exactly); no
-/// more changes than asked for; each item once; every version within 1 to 2^53 − 1.
 /// How far ahead of a clock a synced item's times may be: machines' clocks differ.
 const CLOCK_SKEW: Duration = Duration::from_secs(24 * 3600);
 
@@ -602,6 +598,11 @@ pub fn too_late(item: &Item, now: Timestamp) -> Option<(&'static str, Timestamp)
     .find_map(|(field, at, limit)| at.filter(|at| *at > limit).map(|at| (field, at)))
 }
 
+/// Checks a pull answer before anything of it is written: a cursor that moves forward
+/// (and does move when the answer carries changes or says more follow) and stays within
+/// what a store can count (2^53 − 1, like versions: what a JSON client reads exactly); no
+/// more changes than asked for; each item once; every version within 1 to 2^53 − 1; no
+/// item dated later than this machine's clock lets a write date it ([`too_late`]).
 fn check_pull_answer(url: &str, after: u64, limit: usize, answer: &PullResponse, now: Timestamp) -> BrainResult<()> {
     let refuse = |what: String| {
         Err(BrainError::internal(format!(
