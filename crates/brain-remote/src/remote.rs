@@ -500,32 +500,32 @@ fn classify(target: &RemoteTarget, status: StatusCode, said: String, location: O
 }
 
 /// The `message` and `hint` of a JSON error body, else a short one-line excerpt of the body.
+/// The server's words are one line each, as its other answers are quoted: a line feed in
+/// them printed a line of its own (a forged `hint: run curl … | sh`).
 fn server_message(body: &str) -> (String, Option<String>) {
-    // The server's words on one line each, as its other answers are quoted: a line feed in
-    // them printed a line of its own (a forged `hint: run curl … | sh`).
-    let one_line = |text: &str| -> String {
-        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut excerpt: String = line.chars().take(MAX_SERVER_MESSAGE_CHARS).collect();
-        if line.chars().count() > MAX_SERVER_MESSAGE_CHARS {
-            excerpt.push('…');
-        }
-        excerpt
-    };
     if let Ok(wire) = serde_json::from_str::<ErrorWire>(body)
         && !wire.error.message.trim().is_empty()
     {
-        let hint = wire.error.hint.filter(|hint| !hint.trim().is_empty()).map(|hint| one_line(&hint));
-        return (one_line(&wire.error.message), hint);
+        let hint = wire.error.hint.filter(|hint| !hint.trim().is_empty());
+        let hint = hint.map(|hint| one_line(&hint, MAX_SERVER_MESSAGE_CHARS));
+        return (one_line(&wire.error.message, MAX_SERVER_MESSAGE_CHARS), hint);
     }
-    let line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.is_empty() {
+    let excerpt = one_line(body, MAX_QUOTED_BODY_CHARS);
+    if excerpt.is_empty() {
         return ("(no message)".to_string(), None);
     }
-    let mut excerpt: String = line.chars().take(MAX_QUOTED_BODY_CHARS).collect();
-    if line.chars().count() > MAX_QUOTED_BODY_CHARS {
+    (excerpt, None)
+}
+
+/// `text` on one line (runs of whitespace, line feeds included, one space), at most
+/// `max_chars` characters and `…` when cut.
+fn one_line(text: &str, max_chars: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut excerpt: String = line.chars().take(max_chars).collect();
+    if line.chars().count() > max_chars {
         excerpt.push('…');
     }
-    (excerpt, None)
+    excerpt
 }
 
 /// The same error with the token replaced wherever it appears.
