@@ -139,14 +139,7 @@ pub async fn brain(
             state.metrics.cache_hit();
             document
         }
-        None if chosen => {
-            state.metrics.cache_miss();
-            let document = state
-                .pool
-                .run(project, now, move |brain| brain.brain_document(&brain.brain_options(&overrides)))
-                .await?;
-            CachedDocument { body: Bytes::from(to_json(&document)?), brain_hash: document.brain_hash.clone() }
-        }
+        None if chosen => assemble_document(&state, project, now, overrides).await?,
         None => {
             // One assembly at a time; whoever waited may find the document ready.
             let _assembling = state.assembly.lock().await;
@@ -156,15 +149,7 @@ pub async fn brain(
                     document
                 }
                 None => {
-                    state.metrics.cache_miss();
-                    let document = state
-                        .pool
-                        .run(project, now, move |brain| brain.brain_document(&brain.brain_options(&overrides)))
-                        .await?;
-                    let cached = CachedDocument {
-                        body: Bytes::from(to_json(&document)?),
-                        brain_hash: document.brain_hash.clone(),
-                    };
+                    let cached = assemble_document(&state, project, now, overrides).await?;
                     state.cache_document(key, cached.clone());
                     cached
                 }
@@ -183,6 +168,19 @@ pub async fn brain(
     response.headers_mut().insert(header::ETAG, etag_value);
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(response)
+}
+
+/// A brain document assembled on the pool (a cache miss), as the cache keeps it.
+async fn assemble_document(
+    state: &AppState,
+    project: String,
+    now: brain_core::Timestamp,
+    overrides: BudgetOverrides,
+) -> Result<CachedDocument, ApiError> {
+    state.metrics.cache_miss();
+    let document =
+        state.pool.run(project, now, move |brain| brain.brain_document(&brain.brain_options(&overrides))).await?;
+    Ok(CachedDocument { body: Bytes::from(to_json(&document)?), brain_hash: document.brain_hash.clone() })
 }
 
 #[derive(Debug, Deserialize)]
