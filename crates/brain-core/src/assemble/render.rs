@@ -75,8 +75,7 @@ pub(crate) fn files_list(files: &[String], max: usize) -> String {
 
 /// Appends `text` as lines indented by `indent`, dropping leading and trailing blank lines
 /// and keeping blank lines inside empty (a list item's continuation in markdown). Stored text
-/// stays stored text: a line that reads as a heading is escaped (an item cannot open a
-/// section of brain's own, `## Urgent signals`, inside its text) and every line is [`inert`].
+/// stays stored text: every line goes through [`push_stored_line`].
 pub(crate) fn push_indented(out: &mut String, text: &str, indent: &str) {
     let mut blank_lines = 0;
     let mut started = false;
@@ -93,11 +92,18 @@ pub(crate) fn push_indented(out: &mut String, text: &str, indent: &str) {
         started = true;
         out.push('\n');
         out.push_str(indent);
-        if line.trim_start().starts_with('#') {
-            out.push('\\');
-        }
-        out.push_str(&inert(line));
+        push_stored_line(out, line);
     }
+}
+
+/// Appends one line of stored text as brain shows it: a line that reads as a heading
+/// escaped (an item cannot open a section of brain's own, `## Urgent signals`, inside its
+/// text) and [`inert`].
+pub(crate) fn push_stored_line(out: &mut String, line: &str) {
+    if line.trim_start().starts_with('#') {
+        out.push('\\');
+    }
+    out.push_str(&inert(line));
 }
 
 /// Appends the first line of `text` after a space, the rest as indented lines.

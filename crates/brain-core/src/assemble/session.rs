@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::brain::brain_hash;
 use super::engine::{BudgetReport, Entry, Group, Label, Order, Overflow, Plan, Section, assemble};
 use super::feed::{Feed, HotArc};
-use super::render::{clip, inert, one_line};
+use super::render::{clip, inert, one_line, push_stored_line};
 use crate::item::{Item, Severity};
 use crate::signal::{Signal, order as signal_order};
 use crate::tokens::{TRUNCATION_MARKER, TokenCounter};
@@ -218,12 +218,7 @@ fn render_pin(item: &Item) -> String {
     if !content.is_empty() {
         for line in content.lines() {
             text.push_str("\n  ");
-            // A line of the item that reads as a heading is escaped: a pin cannot open a
-            // section of brain's own ("## Urgent signals") inside its text.
-            if line.trim_start().starts_with('#') {
-                text.push('\\');
-            }
-            text.push_str(&inert(line));
+            push_stored_line(&mut text, line);
         }
     }
     text
