@@ -279,19 +279,19 @@ pub enum RuleOutcome {
 /// Writes the rule for `text` under `project_root` when it is missing (`create`) or is brain's
 /// and holds something else; excludes it from git.
 pub fn write(host: Host, project_root: &Path, text: &str, create: bool) -> BrainResult<RuleOutcome> {
-    write_with_env(host, project_root, text, create, &|name| std::env::var_os(name))
+    write_beside(host, project_root, text, create, clines_own_folder().as_deref())
 }
 
-/// [`write`] with the environment `env` (where Cline's own folder is).
-fn write_with_env(
+/// [`write`], with Cline's own folder `clines_folder` (whose rules are global ones).
+fn write_beside(
     host: Host,
     project_root: &Path,
     text: &str,
     create: bool,
-    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    clines_folder: Option<&Path>,
 ) -> BrainResult<RuleOutcome> {
     let path = rule_path(host, project_root);
-    if is_global_rules_folder_of(host, project_root, env) {
+    if is_global_rules_folder(host, project_root, clines_folder) {
         // A rule brain wrote there before shadowed every project's: it is taken back.
         if is_managed(&path) {
             let _ = std::fs::remove_file(&path);
@@ -332,24 +332,23 @@ fn write_with_env(
     Ok(RuleOutcome::Written)
 }
 
+/// Cline's own folder (`$CLINE_DIR`, else `~/.cline`, as `brain_capture::extract::cline_home`
+/// resolves it), when it is known.
+fn clines_own_folder() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from).unwrap_or_default();
+    Some(brain_capture::extract::cline_home(&home)).filter(|folder| folder.is_absolute())
+}
+
 /// Whether the rule of `host` under `project_root` would land in the host's own folder of
-/// global rules (`env`: the environment): Cline's `$CLINE_DIR/rules` (`~/.cline/rules`), reached when a task runs in
-/// the home folder (a project root falls back to the folder itself, or a dotfiles
+/// global rules: Cline's `rules/` in `clines_folder` (`~/.cline/rules`), reached when a task
+/// runs in the home folder (a project root falls back to the folder itself, or a dotfiles
 /// repository). The working memory of one project there would reach every project's tasks
 /// and hide their own rule of the same name.
-fn is_global_rules_folder_of(
-    host: Host,
-    project_root: &Path,
-    env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
-) -> bool {
-    if host != Host::Cline {
-        return false;
-    }
-    let set = |name: &str| env(name).filter(|value| !value.is_empty()).map(PathBuf::from);
-    let Some(own) = set("CLINE_DIR").or_else(|| set("HOME").map(|home| home.join(".cline"))) else { return false };
+fn is_global_rules_folder(host: Host, project_root: &Path, clines_folder: Option<&Path>) -> bool {
+    let Some(own) = clines_folder.filter(|_| host == Host::Cline) else { return false };
     let canonical = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
     let here = canonical(project_root.to_path_buf()).join(".cline");
-    canonical(here) == canonical(own)
+    canonical(here) == canonical(own.to_path_buf())
 }
 
 /// Whether there is a rule brain wrote that [`remove`] would remove; a rule reached through
@@ -532,20 +531,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("home");
         std::fs::create_dir_all(home.join(".git")).unwrap();
-        let env = |home: PathBuf, cline: Option<PathBuf>| {
-            move |name: &str| match name {
-                "HOME" => Some(home.clone().into_os_string()),
-                "CLINE_DIR" => cline.clone().map(PathBuf::into_os_string),
-                _ => None,
-            }
-        };
-        assert!(is_global_rules_folder_of(Host::Cline, &home, &env(home.clone(), None)));
-        assert!(!is_global_rules_folder_of(Host::Cursor, &home, &env(home.clone(), None)));
-        assert!(!is_global_rules_folder_of(Host::Cline, &home.join("project"), &env(home.clone(), None)));
+        let own = home.join(".cline");
+        assert!(is_global_rules_folder(Host::Cline, &home, Some(&own)));
+        assert!(!is_global_rules_folder(Host::Cursor, &home, Some(&own)));
+        assert!(!is_global_rules_folder(Host::Cline, &home.join("project"), Some(&own)));
+        assert!(!is_global_rules_folder(Host::Cline, &home, None));
         // `$CLINE_DIR` moves Cline's folder: the home's `.cline` is then a project's.
         let moved = dir.path().join("elsewhere/.cline");
-        assert!(!is_global_rules_folder_of(Host::Cline, &home, &env(home.clone(), Some(moved.clone()))));
-        assert!(is_global_rules_folder_of(Host::Cline, &dir.path().join("elsewhere"), &env(home.clone(), Some(moved))));
+        assert!(!is_global_rules_folder(Host::Cline, &home, Some(&moved)));
+        assert!(is_global_rules_folder(Host::Cline, &dir.path().join("elsewhere"), Some(&moved)));
 
         // What `write` does there: nothing written, and a rule brain left before taken back.
         let rules = home.join(".cline/rules");
@@ -553,7 +547,7 @@ mod tests {
         std::fs::write(rule_path(Host::Cline, &home), render(Host::Cline, "old memory")).unwrap();
         let user_rule = rules.join("mine.md");
         std::fs::write(&user_rule, "my rule").unwrap();
-        let err = write_with_env(Host::Cline, &home, "memory", true, &env(home.clone(), None)).unwrap_err();
+        let err = write_beside(Host::Cline, &home, "memory", true, Some(&own)).unwrap_err();
         assert!(err.to_string().contains("global"), "{err}");
         assert!(!rule_path(Host::Cline, &home).exists());
         assert_eq!(std::fs::read_to_string(&user_rule).unwrap(), "my rule");
